@@ -1,0 +1,29 @@
+# One entry point for set-up and tasks. Every target creates the local
+# virtual environment (.venv) on first use; torch is pinned to the CPU build.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: main test bench venv clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e ".[dev]"
+	touch $(STAMP)
+
+main: $(STAMP)
+	$(PY) -m experiments.main
+
+test: $(STAMP)
+	$(PY) -m pytest -n 2 -q
+
+bench: $(STAMP)
+	$(PY) benchmarks/env_speed.py
+
+clean:
+	rm -rf $(VENV)

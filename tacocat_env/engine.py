@@ -1,0 +1,480 @@
+"""The rules engine: a game state, its legal actions and the transition function.
+
+Plain Python + numpy, no RL imports. Cards are identified by *value index* (the position of
+their value in the ruleset's ascending list of values); cards of equal value are
+indistinguishable, so hands and piles are kept as counts per value index.
+
+The public API is::
+
+    state = new_game(config, seed)        # R2 set-up, first round dealt
+    legal_actions(state) -> list[int]     # ids of the action codec, ascending
+    apply_action(state, action)           # R4-R6; raises and changes nothing if illegal
+    state.current_player, state.is_over, state.winner, returns(state)
+
+`GameState.events` is the public history of the game (R7.2): what every player has seen,
+and nothing else, so agents may read it. `GameState.clone()` copies a state for search.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any
+
+import numpy as np
+
+from tacocat_env.config import RulesConfig, make_config
+from tacocat_env.errors import ActionOutOfRangeError, GameOverError, IllegalActionError, NotYourTurnError
+from tacocat_env.ruleset import Ruleset, compile_rules
+
+
+class Phase(IntEnum):
+    """The decision the player to act faces."""
+
+    REPLACE = 0
+    DUEL = 1
+    ATTACK = 2
+    ANSWER = 3
+    OVER = 4
+
+
+@dataclass
+class GameState:
+    """Everything about a game, hidden parts included (privileged: see `observation` for a
+    player's view). Mutated in place by `apply_action`."""
+
+    rules: Ruleset
+    rng: np.random.Generator
+    space: int
+    covered: list[bool]
+    rounds_played: int = 0
+    phase: Phase = Phase.REPLACE
+    to_act: int = 0
+    #: cards each player holds (not counting cards set aside or played), per value index
+    hands: list[list[int]] = field(default_factory=list)
+    #: cards set aside in the running replace step (R4.1/R4.3), per value index
+    set_aside: list[list[int]] = field(default_factory=list)
+    #: draw pile, value indices, top card last (hidden, R7.1)
+    draw_pile: list[int] = field(default_factory=list)
+    #: face-up cards of this round, per value index (public, R2.3)
+    discard: list[int] = field(default_factory=list)
+    #: players who still have to replace this round, in order (R4.1/R4.2)
+    replace_queue: list[int] = field(default_factory=list)
+    #: how many cards each player may set aside in total in this replace step
+    replace_cap: list[int] = field(default_factory=lambda: [0, 0])
+    #: revealed number of cards each player replaced this round (None: not yet revealed)
+    replaced: list[int | None] = field(default_factory=lambda: [None, None])
+    #: duel card chosen by each player, hidden until both chose (R5.1)
+    duel: list[int | None] = field(default_factory=lambda: [None, None])
+    #: the last revealed duel of this round, (player_0's card, player_1's card)
+    last_duel: tuple[int, int] | None = None
+    attacker: int | None = None
+    #: cards of the attack in progress, highest first (R5.5)
+    attack: list[int] = field(default_factory=list)
+    #: answers given so far to `attack`, in order
+    answers: list[int] = field(default_factory=list)
+    winner: int | None = None
+    truncated: bool = False
+    #: winner of the last finished round (None if it was void); -1 before any round ended
+    last_round_winner: int | None = -1
+    #: public history: tuples ("kind", ...) documented in docs/ENVIRONMENT.md
+    events: list[tuple[Any, ...]] = field(default_factory=list)
+    #: every action taken, (player, action id): the private move log used for replays
+    actions: list[tuple[int, int]] = field(default_factory=list)
+    _legal_cache: list[int] | None = field(default=None, repr=False)
+
+    # -- convenience views ---------------------------------------------------------------
+    @property
+    def config(self) -> RulesConfig:
+        return self.rules.config
+
+    @property
+    def current_player(self) -> int | None:
+        """The player to act, or None when the game is over."""
+        return None if self.phase is Phase.OVER else self.to_act
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase is Phase.OVER
+
+    @property
+    def deal_size(self) -> int:
+        return self.rules.board[self.space]
+
+    @property
+    def arrow(self) -> int | None:
+        """The player the current space's arrow points at; None for two arrows (R1.3)."""
+        return self.rules.arrows[self.space]
+
+    def hand_size(self, player: int) -> int:
+        """Public hand size: cards held plus cards set aside but not yet revealed (R4.1)."""
+        pending_duel = 1 if self.duel[player] is not None else 0
+        return sum(self.hands[player]) + sum(self.set_aside[player]) + pending_duel
+
+    def hand_values(self, player: int) -> list[int]:
+        """The card values a player holds, ascending (privileged)."""
+        values = self.rules.values
+        return [values[v] for v, n in enumerate(self.hands[player]) for _ in range(n)]
+
+    def table_cards(self) -> list[int]:
+        """Value indices of the cards on the table: the trick in progress."""
+        return self.attack + self.answers
+
+    def clone(self) -> GameState:
+        """An independent copy (the rng too), sharing only the immutable ruleset."""
+        twin = copy.copy(self)
+        twin.rng = copy.deepcopy(self.rng)
+        twin.covered = list(self.covered)
+        twin.hands = [list(h) for h in self.hands]
+        twin.set_aside = [list(h) for h in self.set_aside]
+        twin.draw_pile = list(self.draw_pile)
+        twin.discard = list(self.discard)
+        twin.replace_queue = list(self.replace_queue)
+        twin.replace_cap = list(self.replace_cap)
+        twin.replaced = list(self.replaced)
+        twin.duel = list(self.duel)
+        twin.attack = list(self.attack)
+        twin.answers = list(self.answers)
+        twin.events = list(self.events)
+        twin.actions = list(self.actions)
+        twin._legal_cache = None
+        return twin
+
+
+# ---------------------------------------------------------------------------------------
+# set-up and rounds (R2, R6.4)
+# ---------------------------------------------------------------------------------------
+def new_game(
+    config: RulesConfig | dict[str, Any] | None = None,
+    seed: int | np.random.Generator | None = None,
+) -> GameState:
+    """A new game (R2): Tacocat on the centre, no tiles, first round dealt.
+
+    All randomness comes from the given seed or `numpy.random.Generator`.
+    """
+    rules = compile_rules(config if isinstance(config, RulesConfig) else make_config(config))
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    state = GameState(rules=rules, rng=rng, space=rules.config.centre, covered=[False] * rules.n_spaces)
+    _start_round(state)
+    return state
+
+
+def _start_round(state: GameState) -> None:
+    """Shuffle all cards, deal the space's deal size to both players, open the replace step."""
+    rules = state.rules
+    order = state.rng.permutation(len(rules.deck_cards))
+    deck = rules.deck_cards
+    state.draw_pile = [deck[i] for i in order]
+    n_values = rules.n_values
+    size = rules.board[state.space]
+    state.hands = [[0] * n_values, [0] * n_values]
+    for player in (0, 1):
+        for _ in range(size):
+            state.hands[player][state.draw_pile.pop()] += 1
+    state.set_aside = [[0] * n_values, [0] * n_values]
+    state.discard = [0] * n_values
+    state.duel = [None, None]
+    state.last_duel = None
+    state.attacker = None
+    state.attack = []
+    state.answers = []
+    state.replaced = [None, None]
+    arrow = rules.arrows[state.space]
+    state.events.append(("round", state.rounds_played + 1, state.space, size, arrow))
+    _open_replace(state, arrow)
+
+
+def _open_replace(state: GameState, arrow: int | None) -> None:
+    size = state.rules.board[state.space]
+    if arrow is None:  # R4.1 two arrows: both replace, simultaneously
+        state.replace_queue = [0, 1]
+        state.replace_cap = [size, size]
+    else:  # R4.2 the arrow player first; the opponent's cap is set when they finish
+        state.replace_queue = [arrow, 1 - arrow]
+        state.replace_cap = [0, 0]
+        state.replace_cap[arrow] = size
+    state.phase = Phase.REPLACE
+    state.to_act = state.replace_queue[0]
+
+
+# ---------------------------------------------------------------------------------------
+# legal actions
+# ---------------------------------------------------------------------------------------
+def legal_actions(state: GameState) -> list[int]:
+    """Ids of the legal actions of the player to act, ascending; [] when the game is over."""
+    if state._legal_cache is None:
+        state._legal_cache = _compute_legal(state)
+    return state._legal_cache
+
+
+def _compute_legal(state: GameState) -> list[int]:
+    phase = state.phase
+    rules = state.rules
+    codec = rules.codec
+    hand = state.hands[state.to_act] if phase is not Phase.OVER else []
+    if phase is Phase.REPLACE:
+        player = state.to_act
+        room = state.replace_cap[player] - sum(state.set_aside[player])
+        ids = [v for v, n in enumerate(hand) if n] if room > 0 else []
+        ids.append(codec.stop)
+        return ids
+    if phase is Phase.DUEL:
+        base = codec.duel_base
+        return [base + v for v, n in enumerate(hand) if n]
+    if phase is Phase.ATTACK:
+        return _attack_actions(rules, hand)
+    if phase is Phase.ANSWER:
+        current = state.attack[len(state.answers)]
+        base = codec.defend_base
+        ids = [base + v for v in range(current, rules.n_values) if hand[v]]
+        lowest = next(v for v, n in enumerate(hand) if n)
+        if lowest < current:  # R5.5: a real sacrifice; if the lowest card defends, defend with it
+            ids.append(codec.sacrifice)
+        return ids
+    return []
+
+
+def _attack_actions(rules: Ruleset, hand: list[int]) -> list[int]:
+    """Singles, sets and sequences that leave the attacker at least one card (R5.3, R5.4)."""
+    most = sum(hand) - 1
+    single_base = rules.codec.single_base
+    ids: list[int] = []
+    run = 0  # length of the run of held consecutive values ending at v
+    for v, n in enumerate(hand):
+        if not n:
+            run = 0
+            continue
+        ids.append(single_base + v)
+        set_row = rules.set_ids[v]
+        for size in range(2, min(n, most) + 1):
+            ids.append(set_row[size])  # type: ignore[arg-type]
+        run = run + 1 if v > 0 and hand[v - 1] and rules.consecutive[v - 1] else 1
+        for length in range(3, min(run, most) + 1):
+            ids.append(rules.seq_ids[v - length + 1][length])  # type: ignore[arg-type]
+    ids.sort()
+    return ids
+
+
+# ---------------------------------------------------------------------------------------
+# transitions
+# ---------------------------------------------------------------------------------------
+def apply_action(state: GameState, action: int, player: int | None = None) -> None:
+    """Play `action` for the player to act (R4-R6).
+
+    Raises (and leaves the state untouched) when the game is over, when `player` is given and
+    is not the player to act, or when the action is out of range or not legal.
+    """
+    if state.phase is Phase.OVER:
+        raise GameOverError("the game is over; no action can be applied (reset to play again)")
+    if player is not None and player != state.to_act:
+        raise NotYourTurnError(f"player_{player} tried to act, but it is player_{state.to_act}'s turn")
+    legal = legal_actions(state)
+    codec = state.rules.codec
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        raise ActionOutOfRangeError(
+            f"action must be an integer id in [0, {codec.size}), got {action!r}; legal: {_legal_text(state, legal)}",
+            action, legal, [codec.names[a] for a in legal],
+        )
+    action = int(action)
+    if not 0 <= action < codec.size:
+        raise ActionOutOfRangeError(
+            f"action {action} is out of range [0, {codec.size}); legal: {_legal_text(state, legal)}",
+            action, legal, [codec.names[a] for a in legal],
+        )
+    if action not in legal:
+        raise IllegalActionError(
+            f"'{codec.names[action]}' (action {action}) is not legal for player_{state.to_act} "
+            f"now; legal: {_legal_text(state, legal)}",
+            action, legal, [codec.names[a] for a in legal],
+        )
+    state._legal_cache = None
+    state.actions.append((state.to_act, action))
+    move = codec.moves[action]
+    kind = move.kind
+    if kind == "replace":
+        _set_aside(state, move.cards[0])
+    elif kind == "stop":
+        _stop_replacing(state)
+    elif kind == "duel":
+        _duel(state, move.cards[0])
+    elif kind in ("single", "set", "sequence"):
+        _attack(state, move.cards)
+    elif kind == "defend":
+        _answer(state, move.cards[0])
+    else:  # sacrifice: the lowest card (R5.5)
+        hand = state.hands[state.to_act]
+        _answer(state, next(v for v, n in enumerate(hand) if n))
+
+
+def _legal_text(state: GameState, legal: list[int]) -> str:
+    names = state.rules.codec.names
+    return ", ".join(f"{a}={names[a]!r}" for a in legal) or "none"
+
+
+def _set_aside(state: GameState, card: int) -> None:
+    player = state.to_act
+    state.hands[player][card] -= 1
+    state.set_aside[player][card] += 1
+
+
+def _stop_replacing(state: GameState) -> None:
+    player = state.replace_queue.pop(0)
+    simultaneous = state.arrow is None
+    if simultaneous and state.replace_queue:
+        state.to_act = state.replace_queue[0]  # R4.1: nothing is revealed until both finished
+        return
+    if simultaneous:
+        _reveal_replacement(state, 0)
+        _reveal_replacement(state, 1)
+    else:
+        _reveal_replacement(state, player)
+        if state.replace_queue:  # R4.2: the second player may replace at most as many
+            second = state.replace_queue[0]
+            state.replace_cap[second] = state.replaced[player]  # type: ignore[assignment]
+            if state.replace_cap[second] > 0:
+                state.to_act = second
+                return
+            state.replace_queue.clear()
+            state.replaced[second] = 0
+            state.events.append(("replace", second, ()))
+    _open_duel(state)
+
+
+def _reveal_replacement(state: GameState, player: int) -> None:
+    """R4.3: the set-aside cards go face up to the discard pile; draw as many."""
+    aside = state.set_aside[player]
+    cards = tuple(v for v in range(len(aside) - 1, -1, -1) for _ in range(aside[v]))
+    hand = state.hands[player]
+    for v in cards:
+        state.discard[v] += 1
+        hand[state.draw_pile.pop()] += 1
+    state.set_aside[player] = [0] * len(aside)
+    state.replaced[player] = len(cards)
+    state.events.append(("replace", player, cards))
+
+
+def _open_duel(state: GameState) -> None:
+    state.phase = Phase.DUEL
+    state.duel = [None, None]
+    state.to_act = 0
+
+
+def _duel(state: GameState, card: int) -> None:
+    """R5.1/R5.2: both choose a card unseen; the higher attacks; a tie re-duels."""
+    player = state.to_act
+    state.hands[player][card] -= 1
+    state.duel[player] = card
+    if player == 0:
+        state.to_act = 1
+        return
+    first, second = state.duel
+    assert first is not None and second is not None
+    state.duel = [None, None]
+    state.discard[first] += 1
+    state.discard[second] += 1
+    state.last_duel = (first, second)
+    state.events.append(("duel", first, second))
+    if sum(state.hands[0]) == 1:  # R5.2: one card each, straight to the showdown
+        _showdown(state)
+    elif first == second:
+        state.to_act = 0
+    else:
+        state.attacker = 0 if first > second else 1
+        state.phase = Phase.ATTACK
+        state.to_act = state.attacker
+
+
+def _attack(state: GameState, cards: tuple[int, ...]) -> None:
+    player = state.to_act
+    hand = state.hands[player]
+    for v in cards:
+        hand[v] -= 1
+    state.attack = list(cards)
+    state.answers = []
+    state.events.append(("attack", player, cards))
+    state.phase = Phase.ANSWER
+    state.to_act = 1 - player
+
+
+def _answer(state: GameState, card: int) -> None:
+    """R5.5-R5.7: one answer per attack card; the trick is decided after the last one."""
+    defender = state.to_act
+    state.hands[defender][card] -= 1
+    target = state.attack[len(state.answers)]
+    state.answers.append(card)
+    state.events.append(("answer", defender, card, card >= target))
+    if len(state.answers) < len(state.attack):
+        return
+    defended = all(a >= t for a, t in zip(state.answers, state.attack))
+    for v in state.attack + state.answers:
+        state.discard[v] += 1
+    state.attack = []
+    state.answers = []
+    state.attacker = defender if defended else 1 - defender
+    state.events.append(("trick", state.attacker))
+    if sum(state.hands[0]) == 1:
+        _showdown(state)
+    else:
+        state.phase = Phase.ATTACK
+        state.to_act = state.attacker
+
+
+def _showdown(state: GameState) -> None:
+    """R6.1/R6.2/R1.4: the lower last card wins the round; equal cards void it by default."""
+    last = [next(v for v, n in enumerate(state.hands[p]) if n) for p in (0, 1)]
+    for p in (0, 1):
+        state.hands[p][last[p]] -= 1
+        state.discard[last[p]] += 1
+    if last[0] != last[1]:
+        winner: int | None = 0 if last[0] < last[1] else 1
+    elif state.config.tie_policy == "arrow_player_wins":
+        winner = state.arrow
+    else:
+        winner = None
+    state.events.append(("showdown", last[0], last[1], winner))
+    _finish_round(state, winner)
+
+
+def _finish_round(state: GameState, winner: int | None) -> None:
+    """R6.2-R6.4, R1.5: move the Tacocat and cover the space left, or void the round."""
+    state.rounds_played += 1
+    state.last_round_winner = winner
+    state.attacker = None
+    if winner is not None:
+        start = state.space
+        target = next_space(state.covered, start, winner)
+        state.covered[start] = True
+        state.events.append(("move", winner, start, target))
+        if target in (-1, state.rules.n_spaces):
+            state.space = start  # the Tacocat is in a goal; `space` keeps its last board space
+            state.winner = winner
+            state.phase = Phase.OVER
+            state.events.append(("game_over", winner))
+            return
+        state.space = target
+    if state.rounds_played >= state.config.max_rounds:
+        state.truncated = True
+        state.phase = Phase.OVER
+        state.events.append(("game_over", None))
+        return
+    _start_round(state)
+
+
+def next_space(covered: list[bool], space: int, player: int) -> int:
+    """R6.3: one space towards `player`'s goal, skipping covered spaces.
+
+    player_0's goal is index -1, player_1's goal is index len(covered).
+    """
+    step = -1 if player == 0 else 1
+    target = space + step
+    while 0 <= target < len(covered) and covered[target]:
+        target += step
+    return target
+
+
+def returns(state: GameState) -> list[float]:
+    """Game returns [player_0, player_1]: +1/-1 for a win, 0 for truncation or a game on."""
+    if state.winner is None:
+        return [0.0, 0.0]
+    return [1.0, -1.0] if state.winner == 0 else [-1.0, 1.0]

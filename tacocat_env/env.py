@@ -1,0 +1,258 @@
+# noqa: D212, D415
+"""
+# Tacocat Spelled Backwards — `tacocat_v0`
+
+| Import             | `import tacocat_env; env = tacocat_env.env()`      |
+|--------------------|----------------------------------------------------|
+| Actions            | Discrete (121 under the default rules)             |
+| Parallel API       | No                                                 |
+| Manual control     | `tacocat play` (command line)                      |
+| Agents             | `agents= ['player_0', 'player_1']`                 |
+| Action shape       | (1,)                                               |
+| Observation shape  | (136,) under the default rules                      |
+| Observation values | [0, 38]                                            |
+
+A two-player card game: win rounds to walk the Tacocat token into your own goal. Each round:
+replace cards, duel for the attack, trade attacks (single / set / sequence) and answers
+(defend / sacrifice) until one card each is left; the lower last card wins the round.
+The rules, as implemented, are in docs/RULES.md (numbers R… cite RULES_REFERENCE.md).
+
+## Agents and turns
+Turn-based AEC. Simultaneous choices (replace on a two-arrow space, R4.1; the duel, R5.1) are
+asked of player_0 then player_1; the second chooser's observation does not depend on the
+first's choice until both are revealed. A player may act several times in a row (one card set
+aside per action, several answers to one attack).
+
+## Observation space
+`Dict(observation=Box(0, high, (D,), float32), action_mask=Box(0, 1, (N,), int8))`, egocentric
+(the board is seen from the observer's goal). The named slices are listed in
+`tacocat_env.observation` and docs/ENVIRONMENT.md; `env.observation_views(agent)` returns them as
+a dict and `env.observation_text(agent)` as text. The mask is all zeros for the agent that is
+not acting. R7.3: an observation depends only on the observer's own cards and public information.
+
+## Action space
+`Discrete(N)`: every replace / stop, duel card, attack (single, set size, sequence) and answer
+(defend with a value / sacrifice) of the ruleset; see `tacocat_env.actions` and
+docs/ENVIRONMENT.md. `env.action_name(a)` gives the readable move, `env.action_id(name)` the id.
+`infos[agent]["legal_moves"]` lists the readable legal moves of the acting agent.
+
+## Rewards
++1 to the winner and -1 to the loser when the Tacocat enters a goal; 0 to both when the game
+is truncated after `max_rounds` rounds (R1.5). Optional shaping: `round_reward=x` gives +x/-x
+for every decisive round (off by default). Rewards always sum to zero.
+
+## Illegal actions
+By default (`illegal_action="raise"`) an illegal or out-of-range action raises
+`tacocat_env.IllegalActionError` (a `ValueError`) naming the move and the legal moves, and the
+game is left unchanged so play can continue. `illegal_action="penalize"` gives PettingZoo's
+`TerminateIllegalWrapper` behaviour instead (the offender gets -1 and the game ends).
+
+## Arguments
+`tacocat_env.env(render_mode=None, config=None, illegal_action="raise", **rule_overrides)`:
+`config` is a `RulesConfig`, a dict or a YAML path; keyword overrides are fields of
+`RulesConfig` (e.g. `tie_policy="arrow_player_wins"`).
+
+## Version history
+* v0: initial release.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from tacocat_env.config import RulesConfig, make_config
+from tacocat_env.engine import GameState, apply_action, legal_actions, new_game, returns
+from tacocat_env.observation import ObservationLayout, describe, encode, legal_mask
+from tacocat_env.render import render_text
+from tacocat_env.ruleset import compile_rules
+
+AGENTS = ("player_0", "player_1")
+
+
+def env(
+    render_mode: str | None = None,
+    config: RulesConfig | dict[str, Any] | str | None = None,
+    illegal_action: Literal["raise", "penalize"] = "raise",
+    **rule_overrides: Any,
+) -> AECEnv:
+    """The `tacocat_v0` environment with PettingZoo's safety wrappers."""
+    wrapped: AECEnv = raw_env(render_mode=render_mode, config=config, **rule_overrides)
+    if illegal_action == "penalize":
+        wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=-1)
+        wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    elif illegal_action != "raise":
+        raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
+    return wrappers.OrderEnforcingWrapper(wrapped)
+
+
+class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming convention)
+    """The `tacocat_v0` AEC environment without wrappers (see the module docstring)."""
+
+    metadata = {"name": "tacocat_v0", "render_modes": ["human", "ansi"], "is_parallelizable": False, "render_fps": 1}
+
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        config: RulesConfig | dict[str, Any] | str | None = None,
+        **rule_overrides: Any,
+    ) -> None:
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.config = make_config(config, **rule_overrides)
+        self.rules = compile_rules(self.config)
+        self.codec = self.rules.codec
+        self.layout = ObservationLayout(self.rules)
+        self.possible_agents = list(AGENTS)
+        self.agents = list(AGENTS)
+        n_actions = self.codec.size
+        self.action_spaces = {a: spaces.Discrete(n_actions) for a in AGENTS}
+        self.observation_spaces = {
+            a: spaces.Dict({
+                "observation": spaces.Box(low=np.zeros(self.layout.size, np.float32), high=self.layout.high,
+                                          dtype=np.float32),
+                "action_mask": spaces.Box(low=0, high=1, shape=(n_actions,), dtype=np.int8),
+            })
+            for a in AGENTS
+        }
+        hidden = 2 * self.rules.n_values
+        self.state_space = spaces.Box(
+            low=0.0, high=float(self.config.deck_size), shape=(self.layout.size + hidden,), dtype=np.float32
+        )
+        self._zero_mask = np.zeros(n_actions, dtype=np.int8)
+        self.game: GameState | None = None
+
+    # -- PettingZoo API --------------------------------------------------------------------
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        if seed is not None or self.game is None:
+            self._rng = np.random.default_rng(seed)
+        self.game = new_game(self.config, self._rng)
+        self.agents = list(AGENTS)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self._select_current()
+        if self.render_mode == "human":
+            self.render()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        game = self._game()
+        player = AGENTS.index(agent)
+        acting = game.current_player == player
+        mask = legal_mask(legal_actions(game), self.codec.size) if acting else self._zero_mask.copy()
+        return {"observation": encode(game, player), "action_mask": mask}
+
+    def step(self, action: int | None) -> None:
+        game = self._game()
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        player = AGENTS.index(agent)
+        rounds_before = game.rounds_played
+        apply_action(game, action, player)  # raises, game unchanged, if illegal
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        shaping = self.config.round_reward
+        if shaping and game.rounds_played > rounds_before and game.last_round_winner is not None:
+            winner = AGENTS[game.last_round_winner]
+            for a in self.agents:
+                self.rewards[a] += shaping if a == winner else -shaping
+        if game.is_over:
+            final = returns(game)
+            for i, a in enumerate(AGENTS):
+                self.rewards[a] += final[i]
+            flags = self.truncations if game.truncated else self.terminations
+            for a in self.agents:
+                flags[a] = True
+        self._select_current()
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("You are calling render without specifying a render_mode.")
+            return None
+        text = render_text(self._game())
+        if self.render_mode == "human":
+            print(text + "\n")
+            return None
+        return text
+
+    def state(self) -> np.ndarray:
+        """PRIVILEGED full state for centralised critics: player_0's observation followed by
+        player_1's hand and hidden set-aside/duel cards. Never give it to a decentralised policy."""
+        game = self._game()
+        aside = list(game.set_aside[1])
+        if game.duel[1] is not None:
+            aside[game.duel[1]] += 1
+        hidden = np.asarray(game.hands[1] + aside, dtype=np.float32)
+        return np.concatenate([encode(game, 0), hidden])
+
+    def close(self) -> None:
+        pass
+
+    # -- conveniences ----------------------------------------------------------------------
+    def action_name(self, action: int) -> str:
+        """The readable move of an action id, e.g. 'attack: sequence 4-5-6'."""
+        return self.codec.name(action)
+
+    def action_id(self, name: str) -> int:
+        """The action id of a readable move (inverse of `action_name`)."""
+        return self.codec.parse(name)
+
+    def legal_moves(self) -> list[str]:
+        return [self.codec.names[a] for a in legal_actions(self._game())]
+
+    def observation_views(self, agent: str) -> dict[str, np.ndarray]:
+        """The agent's observation split into its named slices."""
+        return self.layout.views(self.observe(agent)["observation"])
+
+    def observation_text(self, agent: str) -> str:
+        """What the agent knows, in words (the text twin of the observation)."""
+        return describe(self._game(), AGENTS.index(agent))
+
+    def public_history(self) -> list[tuple]:
+        """The public events of the game so far (R7.2), safe to show to any agent."""
+        return list(self._game().events)
+
+    @property
+    def ruleset_hash(self) -> str:
+        return self.rules.hash
+
+    # -- internals -------------------------------------------------------------------------
+    def _game(self) -> GameState:
+        if self.game is None:
+            raise RuntimeError("call reset() before using the environment")
+        return self.game
+
+    def _select_current(self) -> None:
+        game = self._game()
+        if game.is_over:
+            # every agent is done; PettingZoo then expects a None step from each
+            for a in self.agents:
+                self.infos[a] = {"legal_moves": []}
+            self.agent_selection = self.agents[0]
+            return
+        current = AGENTS[game.to_act]
+        self.agent_selection = current
+        names = self.codec.names
+        for a in self.agents:
+            self.infos[a] = {"legal_moves": [names[i] for i in legal_actions(game)] if a == current else []}

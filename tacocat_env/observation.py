@@ -1,0 +1,192 @@
+"""Egocentric observations: one flat float32 vector with named slices, plus a text twin.
+
+"me" is the observing player and "opp" the other one; the board is seen from my goal
+(index 0 is the space next to my goal), so one policy can play either seat. The vector is a
+function of the observer's private cards and of public information only (R7.3): the
+opponent's hand, their hidden set-aside or duel card and the draw pile order never enter it.
+
+Slices (V = number of card values, S = number of board spaces):
+
+=====================  ====  ===========================================================
+name                   size  meaning
+=====================  ====  ===========================================================
+own_hand               V     my cards in hand, count per value
+own_set_aside          V     cards I set aside in this replace step / my hidden duel card
+discard                V     face-up cards of this round, count per value (R2.3)
+attack                 V     cards of the attack in progress, count per value
+answers                V     answers given so far to that attack, count per value
+current_attack_card    V     one-hot: the attack card to answer now (R5.5)
+last_duel_own          V     one-hot: my card in the last revealed duel of the round
+last_duel_opp          V     one-hot: the opponent's card in that duel
+trick_failing          1     1 if an answer of this trick already failed to defend
+hand_sizes             2     public hand sizes, me then opp
+draw_pile_size         1     cards in the draw pile
+phase                  5     one-hot: replace, duel, attack, answer, game over
+my_turn                1     1 if I am the player to act
+replace_allowance      1     cards I may still set aside now (0 when not replacing)
+replaced               2     revealed replace counts of this round, me then opp
+replace_role           3     one-hot: simultaneous (two arrows), I replace first, second
+tacocat                S     one-hot: the Tacocat's space, from my goal
+covered                S     1 for each covered space, from my goal
+moves_to_goal          2     decisive rounds I must win to reach my goal, then opp
+deal_size              1     deal size of the Tacocat's space
+arrow                  3     one-hot: the arrow points at me, at opp, both
+attacker               3     one-hot: I attack, opp attacks, no attacker yet
+round                  1     rounds played / max_rounds
+=====================  ====  ===========================================================
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tacocat_env.engine import GameState, Phase, next_space
+from tacocat_env.ruleset import Ruleset
+
+
+class ObservationLayout:
+    """The named slices of the observation vector of one ruleset."""
+
+    def __init__(self, rules: Ruleset) -> None:
+        v, s = rules.n_values, rules.n_spaces
+        sizes = [
+            ("own_hand", v), ("own_set_aside", v), ("discard", v), ("attack", v), ("answers", v),
+            ("current_attack_card", v), ("last_duel_own", v), ("last_duel_opp", v),
+            ("trick_failing", 1), ("hand_sizes", 2), ("draw_pile_size", 1), ("phase", 5),
+            ("my_turn", 1), ("replace_allowance", 1), ("replaced", 2), ("replace_role", 3),
+            ("tacocat", s), ("covered", s), ("moves_to_goal", 2), ("deal_size", 1),
+            ("arrow", 3), ("attacker", 3), ("round", 1),
+        ]
+        self.slices: dict[str, slice] = {}
+        start = 0
+        for name, size in sizes:
+            self.slices[name] = slice(start, start + size)
+            start += size
+        self.size = start
+        deck = rules.config.deck_size
+        #: upper bound of every entry (the lower bound is 0)
+        self.high = np.ones(self.size, dtype=np.float32)
+        for name in ("own_hand", "own_set_aside", "discard", "attack", "answers"):
+            self.high[self.slices[name]] = rules.copies
+        for name, bound in (("hand_sizes", max(rules.board)), ("draw_pile_size", deck),
+                            ("replace_allowance", max(rules.board)), ("replaced", max(rules.board)),
+                            ("moves_to_goal", s + 1), ("deal_size", max(rules.board))):
+            self.high[self.slices[name]] = bound
+
+    def views(self, obs: np.ndarray) -> dict[str, np.ndarray]:
+        """Named views into an observation vector (no copies)."""
+        return {name: obs[sl] for name, sl in self.slices.items()}
+
+    def table(self) -> list[tuple[str, int, int]]:
+        """(name, start, stop) of every slice: the documented layout."""
+        return [(n, sl.start, sl.stop) for n, sl in self.slices.items()]
+
+
+def _one_hot(size: int, index: int | None) -> list[float]:
+    out = [0.0] * size
+    if index is not None:
+        out[index] = 1.0
+    return out
+
+
+def encode(state: GameState, player: int) -> np.ndarray:
+    """The observation vector of `player` (a function of its private + public info only)."""
+    rules = state.rules
+    n_values, n_spaces = rules.n_values, rules.n_spaces
+    opp = 1 - player
+    phase = state.phase
+    replacing = phase is Phase.REPLACE and state.to_act == player
+    own_aside = list(state.set_aside[player])
+    if state.duel[player] is not None:
+        own_aside[state.duel[player]] += 1  # type: ignore[index]
+    attack = [0.0] * n_values
+    for v in state.attack:
+        attack[v] += 1
+    answers = [0.0] * n_values
+    for v in state.answers:
+        answers[v] += 1
+    current = state.attack[len(state.answers)] if phase is Phase.ANSWER else None
+    failing = any(a < t for a, t in zip(state.answers, state.attack))
+    duel = state.last_duel
+    if state.arrow is None:
+        role = 0
+    else:
+        role = 1 if state.arrow == player else 2
+    mine = [state.replaced[player] or 0, state.replaced[opp] or 0]
+    allowance = state.replace_cap[player] - sum(state.set_aside[player]) if replacing else 0
+    # the board seen from my goal: player_0's goal is left of space 0, player_1's right of the last
+    order = range(n_spaces) if player == 0 else range(n_spaces - 1, -1, -1)
+    tacocat = [1.0 if s == state.space and phase is not Phase.OVER else 0.0 for s in order]
+    covered = [1.0 if state.covered[s] else 0.0 for s in order]
+    arrow = 2 if state.arrow is None else (0 if state.arrow == player else 1)
+    attacker = 2 if state.attacker is None else (0 if state.attacker == player else 1)
+    values = (
+        state.hands[player] + own_aside + state.discard + attack + answers
+        + _one_hot(n_values, current)
+        + _one_hot(n_values, None if duel is None else duel[player])
+        + _one_hot(n_values, None if duel is None else duel[opp])
+        + [float(failing), state.hand_size(player), state.hand_size(opp), len(state.draw_pile)]
+        + _one_hot(5, int(phase))
+        + [float(state.to_act == player and phase is not Phase.OVER), allowance] + mine
+        + _one_hot(3, role) + tacocat + covered
+        + [_moves_to_goal(state, player), _moves_to_goal(state, opp), rules.board[state.space]]
+        + _one_hot(3, arrow) + _one_hot(3, attacker)
+        + [state.rounds_played / state.config.max_rounds]
+    )
+    return np.asarray(values, dtype=np.float32)
+
+
+def _moves_to_goal(state: GameState, player: int) -> int:
+    """Decisive rounds `player` must still win to bring the Tacocat home (0 once won)."""
+    if state.winner is not None:
+        return 0 if state.winner == player else len(state.covered) + 1
+    covered = list(state.covered)
+    space, moves = state.space, 0
+    while 0 <= space < len(covered):
+        nxt = next_space(covered, space, player)
+        covered[space] = True
+        space, moves = nxt, moves + 1
+    return moves
+
+
+def legal_mask(legal: list[int], size: int) -> np.ndarray:
+    mask = np.zeros(size, dtype=np.int8)
+    mask[legal] = 1
+    return mask
+
+
+def describe(state: GameState, player: int) -> str:
+    """The text twin of `encode`: what `player` knows, in words."""
+    rules = state.rules
+    values = rules.values
+    opp = 1 - player
+
+    def cards(counts: list[int]) -> str:
+        shown = [str(values[v]) for v, n in enumerate(counts) for _ in range(n)]
+        return " ".join(shown) if shown else "-"
+
+    lines = [
+        f"You are player_{player}. Round {state.rounds_played + 1}, Tacocat on space {state.space} "
+        f"(deal {state.deal_size}); arrow: "
+        + ("both players" if state.arrow is None else "you" if state.arrow == player else "opponent"),
+        f"Decisive rounds to your goal: {_moves_to_goal(state, player)}, to the opponent's: {_moves_to_goal(state, opp)}",
+        f"Your hand: {cards(state.hands[player])}"
+        + (f"  (set aside: {cards(state.set_aside[player])})" if sum(state.set_aside[player]) else ""),
+        f"Hand sizes: you {state.hand_size(player)}, opponent {state.hand_size(opp)}; draw pile {len(state.draw_pile)}",
+        f"Face-up cards this round: {cards(state.discard)}",
+    ]
+    if state.last_duel is not None:
+        lines.append(f"Last duel: you {values[state.last_duel[player]]}, opponent {values[state.last_duel[opp]]}")
+    if state.attacker is not None:
+        lines.append("Attacker: " + ("you" if state.attacker == player else "opponent"))
+    if state.attack:
+        attack = " ".join(str(values[v]) for v in state.attack)
+        answers = " ".join(str(values[v]) for v in state.answers) or "-"
+        lines.append(f"Attack on the table: {attack}; answers so far: {answers}")
+    if state.is_over:
+        outcome = "truncated, no winner" if state.winner is None else (
+            "you won" if state.winner == player else "the opponent won")
+        lines.append(f"Game over: {outcome}")
+    else:
+        lines.append(f"Phase: {state.phase.name.lower()}; to act: " + ("you" if state.to_act == player else "opponent"))
+    return "\n".join(lines)

@@ -1,0 +1,191 @@
+"""Set up any position directly, for tests, puzzles and search (issue: "set up any position").
+
+`setup_position` takes card *values* (not indices), checks the position against the rules and
+returns a `GameState` ready to play from. Cards not placed anywhere go to the draw pile, in a
+random order from `seed` unless `draw_pile` is given (top card last).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from tacocat_env.config import RulesConfig, make_config
+from tacocat_env.engine import GameState, Phase, _open_replace
+from tacocat_env.errors import InvalidPositionError
+from tacocat_env.actions import Move
+from tacocat_env.ruleset import Ruleset, compile_rules
+
+_PHASES = {p.name.lower(): p for p in Phase if p is not Phase.OVER}
+
+
+def setup_position(
+    hands: tuple[Sequence[int], Sequence[int]],
+    *,
+    config: RulesConfig | dict[str, Any] | None = None,
+    space: int | None = None,
+    covered: Sequence[int] = (),
+    phase: str = "replace",
+    to_act: int | None = None,
+    attacker: int | None = None,
+    attack: Sequence[int] = (),
+    answers: Sequence[int] = (),
+    set_aside: Sequence[int] = (),
+    replace_cap: int | None = None,
+    duel_card: int | None = None,
+    discard: Sequence[int] = (),
+    draw_pile: Sequence[int] | None = None,
+    rounds_played: int = 0,
+    seed: int | np.random.Generator | None = None,
+) -> GameState:
+    """Build a validated position.
+
+    Args:
+        hands: the card values each player holds (for the attacker in the answer phase: the
+            cards left after the attack; for the defender: after the answers so far).
+        space: the Tacocat's space (default: the centre); `covered`: covered spaces.
+        phase: "replace", "duel", "attack" or "answer".
+        to_act: who acts. Replace phase: defaults to the first replacer; naming the second
+            replacer means the first has finished: on a one-arrow space `replace_cap` gives
+            how many the first replaced, on a two-arrow space `set_aside` gives player_0's
+            hidden choice. Duel phase: 0 (default), or 1 with player_0's hidden `duel_card`.
+        attacker, attack, answers: the trick in progress (attack listed highest first is
+            not required; it is sorted).
+        discard: face-up cards of this round. `draw_pile`: explicit draw pile, top card last.
+    Raises:
+        InvalidPositionError naming what is wrong.
+    """
+    cfg = config if isinstance(config, RulesConfig) else make_config(config)
+    rules = compile_rules(cfg)
+    if phase not in _PHASES:
+        raise InvalidPositionError(f"phase must be one of {sorted(_PHASES)}, got {phase!r}")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    space = cfg.centre if space is None else space
+    if not 0 <= space < rules.n_spaces:
+        raise InvalidPositionError(f"space {space} is not on the board (0..{rules.n_spaces - 1})")
+    covered_flags = [False] * rules.n_spaces
+    for s in covered:
+        if not 0 <= s < rules.n_spaces:
+            raise InvalidPositionError(f"covered space {s} is not on the board (0..{rules.n_spaces - 1})")
+        covered_flags[s] = True
+    if covered_flags[space]:
+        raise InvalidPositionError(f"the Tacocat cannot stand on covered space {space} (R0.5)")
+
+    index = {v: i for i, v in enumerate(rules.values)}
+
+    def counts(cards: Sequence[int], what: str) -> list[int]:
+        out = [0] * rules.n_values
+        for c in cards:
+            if c not in index:
+                raise InvalidPositionError(f"{what}: {c} is not a card value of this deck {list(rules.values)}")
+            out[index[c]] += 1
+        return out
+
+    def indices(cards: Sequence[int], what: str) -> list[int]:
+        counts(cards, what)
+        return [index[c] for c in cards]
+
+    state = GameState(rules=rules, rng=rng, space=space, covered=covered_flags, rounds_played=rounds_played)
+    state.phase = _PHASES[phase]
+    state.hands = [counts(hands[0], "hands[0]"), counts(hands[1], "hands[1]")]
+    state.set_aside = [[0] * rules.n_values, [0] * rules.n_values]
+    state.discard = counts(discard, "discard")
+    state.events.append(("round", rounds_played + 1, space, rules.board[space], rules.arrows[space]))
+    table: list[int] = []
+
+    if state.phase is Phase.REPLACE:
+        _open_replace(state, rules.arrows[space])
+        first = state.replace_queue[0]
+        if to_act is not None and to_act != first:
+            state.replace_queue.pop(0)
+            second = state.replace_queue[0]
+            if rules.arrows[space] is None:
+                state.set_aside[first] = counts(set_aside, "set_aside")
+            else:
+                if replace_cap is None or replace_cap <= 0:
+                    raise InvalidPositionError(
+                        "replace_cap: the second replacer acts only when the first replaced at least one card"
+                    )
+                state.replace_cap[second] = replace_cap
+                state.replaced[first] = replace_cap
+            state.to_act = second
+        elif set_aside:
+            raise InvalidPositionError("set_aside is only for player_0's hidden choice on a two-arrow space")
+    elif state.phase is Phase.DUEL:
+        state.to_act = 0 if to_act is None else to_act
+        if state.to_act == 1:
+            if duel_card is None:
+                raise InvalidPositionError("duel_card: player_1 acts in the duel only after player_0 chose a card")
+            state.duel[0] = counts([duel_card], "duel_card").index(1)
+    else:
+        if attacker not in (0, 1):
+            raise InvalidPositionError(f"attacker must be 0 or 1 in the {phase} phase, got {attacker!r}")
+        state.attacker = attacker
+        if state.phase is Phase.ATTACK:
+            state.to_act = attacker
+        else:
+            state.attack = sorted(indices(attack, "attack"), reverse=True)
+            state.answers = indices(answers, "answers")
+            if not state.attack or len(state.answers) >= len(state.attack):
+                raise InvalidPositionError("answer phase needs an attack with unanswered cards")
+            _check_attack(rules, state.attack)
+            state.to_act = 1 - attacker
+            table = state.attack + state.answers
+    if to_act is not None and to_act != state.to_act:
+        raise InvalidPositionError(f"to_act={to_act} does not fit the {phase} phase (player_{state.to_act} acts)")
+
+    # every card exactly once (hands + set aside + duel + table + discard + draw = deck)
+    placed = [
+        state.hands[0][v] + state.hands[1][v] + state.set_aside[0][v] + state.discard[v]
+        + table.count(v) + (1 if state.duel[0] == v else 0)
+        for v in range(rules.n_values)
+    ]
+    for v, n in enumerate(placed):
+        if n > rules.copies[v]:
+            raise InvalidPositionError(
+                f"value {rules.values[v]} appears {n} times but the deck has {rules.copies[v]} copies"
+            )
+    rest = [v for v in range(rules.n_values) for _ in range(rules.copies[v] - placed[v])]
+    if draw_pile is None:
+        state.draw_pile = [rest[i] for i in rng.permutation(len(rest))]
+    else:
+        state.draw_pile = indices(draw_pile, "draw_pile")
+        if sorted(state.draw_pile) != rest:
+            raise InvalidPositionError(
+                f"draw_pile must hold exactly the cards placed nowhere else: {sorted(rules.values[v] for v in rest)}"
+            )
+
+    _check_sizes(state)
+    return state
+
+
+def _check_attack(rules: Ruleset, attack: list[int]) -> None:
+    """The attack must be a single, a set or a sequence of this ruleset (R5.3)."""
+    kind = "single" if len(attack) == 1 else "set" if len(set(attack)) == 1 else "sequence"
+    try:
+        rules.codec.action(Move(kind, tuple(attack)))
+    except KeyError:
+        shown = [rules.values[v] for v in attack]
+        raise InvalidPositionError(f"attack {shown} is not a single, set or sequence (R5.3)") from None
+
+
+def _check_sizes(state: GameState) -> None:
+    """R4.4: public hand sizes are equal once each player's trick cards are counted back."""
+    sizes = [state.hand_size(p) for p in (0, 1)]
+    if state.phase is Phase.ANSWER:
+        assert state.attacker is not None
+        sizes[state.attacker] += len(state.attack)
+        sizes[1 - state.attacker] += len(state.answers)
+    if sizes[0] != sizes[1]:
+        raise InvalidPositionError(f"hand sizes must be equal (R4.4), got {sizes[0]} and {sizes[1]}")
+    if min(sizes) < 1:
+        raise InvalidPositionError("each player needs at least one card")
+    if state.phase is Phase.DUEL and sizes[0] < 2:
+        raise InvalidPositionError("a duel needs two cards each; with one card the round is at the showdown")
+    if state.phase is Phase.ATTACK and sizes[0] < 2:
+        raise InvalidPositionError("an attack needs two cards each (R5.4)")
+    free = len(state.draw_pile)
+    if state.phase is Phase.REPLACE and free < sum(state.replace_cap):
+        raise InvalidPositionError(f"the draw pile ({free}) cannot cover the replacements")
