@@ -121,10 +121,14 @@ class GameState:
         """Value indices of the cards on the table: the trick in progress."""
         return self.attack + self.answers
 
-    def clone(self) -> GameState:
-        """An independent copy (the rng too), sharing only the immutable ruleset."""
+    def clone(self, *, history: bool = True, rng: np.random.Generator | None = None) -> GameState:
+        """An independent copy sharing only the immutable ruleset.
+
+        `history=False` starts the copy with empty `events`/`actions` (cheap copies for
+        rollouts); `rng` gives the copy that generator instead of a copy of this state's.
+        """
         twin = copy.copy(self)
-        twin.rng = copy.deepcopy(self.rng)
+        twin.rng = copy.deepcopy(self.rng) if rng is None else rng
         twin.covered = list(self.covered)
         twin.hands = [list(h) for h in self.hands]
         twin.set_aside = [list(h) for h in self.set_aside]
@@ -136,8 +140,8 @@ class GameState:
         twin.duel = list(self.duel)
         twin.attack = list(self.attack)
         twin.answers = list(self.answers)
-        twin.events = list(self.events)
-        twin.actions = list(self.actions)
+        twin.events = list(self.events) if history else []
+        twin.actions = list(self.actions) if history else []
         twin._legal_cache = None
         return twin
 

@@ -1,0 +1,211 @@
+"""Heuristic agents: a ladder of hand-written strategies, weakest first.
+
+All of them think in *value indices* (0 = lowest card value). The building blocks are plain
+functions of a hand (counts per value index), so that the search agent can use them as a fast
+rollout policy on sampled states.
+
+Shared vocabulary: the **keeper** is one copy of the lowest card in hand. The lower last card
+wins the showdown (R6.1), so a player who still holds their keeper at the end shows their
+lowest card; losing it to a forced sacrifice (R5.5) is the main way to lose a round.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.base import Agent, AgentInput
+from agents.registry import register
+from tacocat_env.engine import Phase
+from tacocat_env.ruleset import Ruleset
+from tacocat_env.view import PlayerView, opponent_bounds
+
+
+# ---------------------------------------------------------------------------------------
+# building blocks (pure functions of a hand)
+# ---------------------------------------------------------------------------------------
+def lowest(hand: list[int] | tuple[int, ...]) -> int:
+    return next(v for v, n in enumerate(hand) if n)
+
+
+def highest(hand: list[int] | tuple[int, ...]) -> int:
+    return max(v for v, n in enumerate(hand) if n)
+
+
+def middle_cards_to_replace(hand: list[int], keep_from: int) -> list[int]:
+    """Cards to discard: everything between the keeper and `keep_from` (high cards are kept
+    to attack and defend with), the ones nearest the middle of that band first."""
+    keeper = lowest(hand)
+    cards = [v for v, n in enumerate(hand) for _ in range(n)]
+    cards.remove(keeper)
+    middle = [v for v in cards if keeper < v < keep_from]
+    centre = (keeper + keep_from) / 2
+    return sorted(middle, key=lambda v: (abs(v - centre), -v))
+
+
+def cheapest_duel_card(hand: list[int]) -> int:
+    """The lowest card that is not the keeper: high cards are worth more later (attacks and
+    defences) than the attacker's seat is worth now; measured in docs/BENCHMARKS.md."""
+    keeper = lowest(hand)
+    if hand[keeper] > 1:
+        return keeper
+    return next(v for v in range(keeper + 1, len(hand)) if hand[v])
+
+
+def keeper_safe_answer(rules: Ruleset, hand: list[int], target: int) -> int:
+    """Answer `target` with the smallest card >= target that is not the keeper; sacrifice
+    (the lowest card, R5.5) only when no other card can answer."""
+    codec = rules.codec
+    keeper = lowest(hand)
+    for v in range(target, rules.n_values):
+        if hand[v] and (v != keeper or hand[v] > 1):
+            return codec.defend_base + v
+    if keeper >= target:  # only the keeper itself defends: still better than nothing
+        return codec.defend_base + keeper
+    return codec.sacrifice
+
+
+def smallest_defence(rules: Ruleset, hand: list[int], target: int) -> int:
+    """Answer with the smallest card that defends, whatever it is; else sacrifice."""
+    for v in range(target, rules.n_values):
+        if hand[v]:
+            return rules.codec.defend_base + v
+    return rules.codec.sacrifice
+
+
+def attack_cards(rules: Ruleset, action: int) -> tuple[int, ...]:
+    return rules.codec.moves[action].cards
+
+
+def keeps_keeper(hand: list[int], cards: tuple[int, ...]) -> bool:
+    keeper = lowest(hand)
+    return cards.count(keeper) < hand[keeper]
+
+
+def widest_attack(rules: Ruleset, hand: list[int], legal: tuple[int, ...] | list[int]) -> int:
+    """The attack that unloads the most cards without the keeper, the highest one on ties."""
+    attacks = [a for a in legal if keeps_keeper(hand, attack_cards(rules, a))] or list(legal)
+    return max(attacks, key=lambda a: (len(attack_cards(rules, a)), min(attack_cards(rules, a))))
+
+
+# ---------------------------------------------------------------------------------------
+# the agents
+# ---------------------------------------------------------------------------------------
+class HeuristicAgent(Agent):
+    """Dispatches on the phase; subclasses fill in the four decisions."""
+
+    def act(self, inp: AgentInput) -> int:
+        view = inp.view
+        rules = view.rules
+        hand = list(view.hand)
+        if view.phase is Phase.REPLACE:
+            full = [h + a for h, a in zip(hand, view.own_set_aside)]
+            plan = self.replace_plan(view, full)
+            for v, n in enumerate(view.own_set_aside):  # cards already set aside
+                for _ in range(n):
+                    if v in plan:
+                        plan.remove(v)
+            room = view.replace_cap - sum(view.own_set_aside)
+            return plan[0] if plan and room > 0 else rules.codec.stop
+        if view.phase is Phase.DUEL:
+            return rules.codec.duel_base + self.duel_card(view, hand)
+        if view.phase is Phase.ATTACK:
+            return self.attack(view, hand)
+        return self.answer(view, hand)
+
+    def replace_plan(self, view: PlayerView, hand: list[int]) -> list[int]:
+        return []
+
+    def duel_card(self, view: PlayerView, hand: list[int]) -> int:
+        return highest(hand)
+
+    def attack(self, view: PlayerView, hand: list[int]) -> int:
+        return view.rules.codec.single_base + highest(hand)
+
+    def answer(self, view: PlayerView, hand: list[int]) -> int:
+        return smallest_defence(view.rules, hand, view.attack[len(view.answers)])
+
+
+@register("highcard")
+class HighCardAgent(HeuristicAgent):
+    """Weak rung: never replaces, duels and attacks with its highest single card, defends with the smallest card that holds."""
+
+
+@register("planner")
+class PlannerAgent(HeuristicAgent):
+    """Hand planner: keeps a low keeper and high cards, replaces the middle, unloads wide attacks, never wastes the keeper."""
+
+    def __init__(self, keep_from: int = 7) -> None:
+        super().__init__()
+        self.keep_from = keep_from
+
+    def replace_plan(self, view: PlayerView, hand: list[int]) -> list[int]:
+        return middle_cards_to_replace(hand, self.keep_from)
+
+    def attack(self, view: PlayerView, hand: list[int]) -> int:
+        return widest_attack(view.rules, hand, view.legal_actions)
+
+    def answer(self, view: PlayerView, hand: list[int]) -> int:
+        return keeper_safe_answer(view.rules, hand, view.attack[len(view.answers)])
+
+
+@register("counter")
+class CardCounterAgent(PlannerAgent):
+    """Card counter: duels cheap, and weighs wide attacks by how often the opponent's possible hands (sampled from unseen cards) must sacrifice."""
+
+    def __init__(self, keep_from: int = 7, samples: int = 16) -> None:
+        super().__init__(keep_from)
+        self.samples = samples
+
+    def duel_card(self, view: PlayerView, hand: list[int]) -> int:
+        return cheapest_duel_card(hand)
+
+    def attack(self, view: PlayerView, hand: list[int]) -> int:
+        """Among the widest keeper-safe attacks, the one that forces the most sacrifices."""
+        rules = view.rules
+        legal = [a for a in view.legal_actions if keeps_keeper(hand, attack_cards(rules, a))] or list(view.legal_actions)
+        width = max(len(attack_cards(rules, a)) for a in legal)
+        widest = [a for a in legal if len(attack_cards(rules, a)) == width]
+        if len(widest) == 1:
+            return widest[0]
+        hands = self._opponent_hands(view)
+
+        def forced(action: int) -> tuple[float, int]:
+            cards = attack_cards(rules, action)
+            return sum(_simulate_answers(rules, opp, cards)[0] for opp in hands), min(cards)
+
+        return max(widest, key=forced)
+
+    def _opponent_hands(self, view: PlayerView) -> list[list[int]]:
+        """Opponent hands drawn from the unseen cards, within what their answers revealed."""
+        unseen = view.unseen()
+        low, high = opponent_bounds(view, assume_forced_sacrifice=False)
+        pool = [v for v, n in enumerate(unseen) for _ in range(n) if low <= v < high]
+        size = view.hand_sizes[1]
+        if len(pool) < size:
+            pool = [v for v, n in enumerate(unseen) for _ in range(n)]
+        hands = []
+        for _ in range(self.samples):
+            picks = self.rng.choice(len(pool), size=size, replace=False)
+            opp = [0] * view.rules.n_values
+            for i in picks:
+                opp[pool[i]] += 1
+            hands.append(opp)
+        return hands
+
+
+def _simulate_answers(rules: Ruleset, hand: list[int], attack: tuple[int, ...]) -> tuple[int, int]:
+    """(keeper-losing sacrifices, 1 if the attacker keeps the attack) when `hand` answers
+    `attack` with `keeper_safe_answer`."""
+    hand = list(hand)
+    sacrifices = 0
+    failed = False
+    for target in attack:
+        action = keeper_safe_answer(rules, hand, target)
+        if action == rules.codec.sacrifice:
+            card = lowest(hand)
+            sacrifices += 1
+        else:
+            card = action - rules.codec.defend_base
+        failed |= card < target
+        hand[card] -= 1
+    return sacrifices, int(failed)

@@ -1,0 +1,112 @@
+"""The top rung: determinized Monte Carlo search (PIMC) over the rules engine.
+
+At each decision with more than one legal action the agent
+
+1. samples `worlds` full game states that agree with its view (`tacocat_env.view.sample_state`:
+   the opponent's hidden cards are drawn from the unseen cards, respecting what their failed
+   answers revealed, see that module), never reading the true hidden state;
+2. in every world, plays each legal action and finishes the *round* with a fast heuristic
+   rollout policy for both players (the counter's rules applied to each player's own cards);
+3. picks the action with the best mean round result (+1 won, 0 void, -1 lost).
+
+The round is the unit of value: a decisive round moves the Tacocat one space for its winner,
+so maximising round wins is what wins the race to the goal. `simulations` is the rollout
+budget per decision (worlds = simulations // legal actions, at least 1). Replace decisions
+follow the counter heuristic unless `search_replace=True`.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from agents.base import Agent, AgentInput
+from agents.heuristic import (
+    CardCounterAgent,
+    cheapest_duel_card,
+    keeper_safe_answer,
+    middle_cards_to_replace,
+    widest_attack,
+)
+from agents.registry import register
+from tacocat_env.engine import GameState, Phase, apply_action, legal_actions
+from tacocat_env.view import sample_state
+
+
+def rollout_action(state: GameState, keep_from: int = 7) -> int:
+    """The heuristic move of the player to act, from that player's own cards only."""
+    rules = state.rules
+    player = state.to_act
+    hand = state.hands[player]
+    phase = state.phase
+    if phase is Phase.REPLACE:
+        aside = state.set_aside[player]
+        full = [h + a for h, a in zip(hand, aside)]
+        plan = middle_cards_to_replace(full, keep_from)
+        for v, n in enumerate(aside):
+            for _ in range(n):
+                if v in plan:
+                    plan.remove(v)
+        room = state.replace_cap[player] - sum(aside)
+        return plan[0] if plan and room > 0 else rules.codec.stop
+    if phase is Phase.DUEL:
+        return rules.codec.duel_base + cheapest_duel_card(hand)
+    if phase is Phase.ATTACK:
+        return widest_attack(rules, hand, legal_actions(state))
+    return keeper_safe_answer(rules, hand, state.attack[len(state.answers)])
+
+
+def play_out_round(state: GameState, player: int, round_index: int) -> float:
+    """Finish round number `round_index` (0-based) with `rollout_action`; +1/0/-1 for `player`."""
+    while state.rounds_played == round_index and not state.is_over:
+        apply_action(state, rollout_action(state))
+    winner = state.last_round_winner
+    return 0.0 if winner is None else (1.0 if winner == player else -1.0)
+
+
+@register("search")
+class SearchAgent(Agent):
+    """Determinized Monte Carlo search (PIMC): samples hidden cards consistent with the public history and rolls each move out to the end of the round."""
+
+    def __init__(self, simulations: int = 96, search_replace: bool = False,
+                 assume_forced_sacrifice: bool = True) -> None:
+        super().__init__()
+        if simulations < 1:
+            raise ValueError(f"simulations must be >= 1, got {simulations}")
+        self.simulations = simulations
+        self.search_replace = search_replace
+        self.assume_forced_sacrifice = assume_forced_sacrifice
+        self._fallback = CardCounterAgent()
+        self.decisions = 0
+        self.search_seconds = 0.0
+
+    def reset(self, player: int, rng: np.random.Generator) -> None:
+        super().reset(player, rng)
+        self._fallback.reset(player, rng)
+
+    @property
+    def decisions_per_second(self) -> float:
+        """Searched decisions per second of search time so far."""
+        return self.decisions / self.search_seconds if self.search_seconds else float("nan")
+
+    def act(self, inp: AgentInput) -> int:
+        view = inp.view
+        legal = view.legal_actions
+        if len(legal) == 1:
+            return legal[0]
+        if view.phase is Phase.REPLACE and not self.search_replace:
+            return self._fallback.act(inp)
+        started = time.perf_counter()
+        totals = np.zeros(len(legal))
+        worlds = max(1, self.simulations // len(legal))
+        for _ in range(worlds):
+            world = sample_state(view, self.rng, self.assume_forced_sacrifice)
+            world.events = []
+            for i, action in enumerate(legal):
+                trial = world.clone(history=False, rng=self.rng)
+                apply_action(trial, action)
+                totals[i] += play_out_round(trial, view.player, view.rounds_played)
+        self.decisions += 1
+        self.search_seconds += time.perf_counter() - started
+        return legal[int(np.argmax(totals))]
