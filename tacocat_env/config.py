@@ -23,6 +23,9 @@ DEFAULT_DECK: dict[int, int] = {
 #: R1.2 default deal sizes, from player_0's goal to player_1's goal.
 DEFAULT_BOARD: tuple[int, ...] = (4, 6, 9, 7, 9, 6, 4)
 
+#: fields that do not change the game itself, left out of the ruleset hash
+_NOT_RULES = frozenset({"round_reward"})
+
 ArrowPolicy = Literal["trailing", "leading", "explicit"]
 ArrowMark = Literal["both", "player_0", "player_1"]
 TiePolicy = Literal["void", "arrow_player_wins"]
@@ -157,8 +160,13 @@ class RulesConfig(BaseModel):
         return data
 
     def ruleset_hash(self) -> str:
-        """A stable 16-hex-digit identity of the rules (same config => same hash)."""
-        blob = json.dumps(self.canonical_dict(), sort_keys=True, separators=(",", ":"))
+        """A stable 16-hex-digit identity of the rules (same config => same hash).
+
+        `round_reward` is left out: reward shaping changes what a learner is paid, not the
+        game, so results under any shaping compare (and models load) under one hash.
+        """
+        rules = {k: v for k, v in self.canonical_dict().items() if k not in _NOT_RULES}
+        blob = json.dumps(rules, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     def with_overrides(self, **overrides: Any) -> RulesConfig:

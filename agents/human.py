@@ -1,0 +1,291 @@
+"""A human player at the terminal, and a play loop against any registered agent.
+
+Everything shown to the human is built from `player_view(state, seat)` (own cards plus public
+information, R7) and from the public event history: the opponent's hand, their hidden
+set-aside and duel cards and the draw pile are never printed. Hidden opponent actions are
+narrated only as far as the rules make them visible ("player_1 has chosen a duel card").
+
+Input: the number of a legal move (as listed), or its exact readable name ("duel: play a 7").
+An empty line, a letter, an out-of-range number or an illegal name is answered with the legal
+moves again; "?" reprints the situation; "q" / "quit" / end of input (Ctrl-D) / Ctrl-C ends
+the game cleanly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from agents.arena import GameRecord, agent_rngs
+from agents.base import Agent, AgentInput
+from agents.registry import make_agent
+from tacocat_env.config import RulesConfig, make_config
+from tacocat_env.engine import Phase, apply_action, new_game, next_space
+from tacocat_env.render import describe_event
+from tacocat_env.view import PlayerView, player_view
+
+_LETTERS = "TACOCAT"
+QUIT_WORDS = {"q", "quit", "exit"}
+HELP_WORDS = {"?", "h", "help"}
+
+
+class HumanQuit(Exception):
+    """The human ended the game (quit, end of input or Ctrl-C)."""
+
+
+# ---------------------------------------------------------------------------------------
+# rendering a player's view
+# ---------------------------------------------------------------------------------------
+def _cards(counts: tuple[int, ...], values: tuple[int, ...]) -> str:
+    return " ".join(str(values[v]) for v, n in enumerate(counts) for _ in range(n)) or "-"
+
+
+def view_board_line(view: PlayerView) -> str:
+    """The board as `tacocat_env.render.board_line` draws it, from public facts of the view."""
+    rules = view.rules
+    n = rules.n_spaces
+    over = view.phase is Phase.OVER
+    letters = _LETTERS if n == len(_LETTERS) else "".join(str(i % 10) for i in range(n))
+    cells = []
+    for s in range(n):
+        if view.covered[s]:
+            cells.append("[####]")
+        elif s == view.space and not over:
+            cells.append(f"[@{letters[s]}{rules.board[s]:>2}]")
+        else:
+            cells.append(f"[ {letters[s]}{rules.board[s]:>2}]")
+    left = "P0 GOAL" + ("*" if view.winner == 0 else " ")
+    right = ("*" if view.winner == 1 else " ") + "P1 GOAL"
+    return f"{left} {''.join(cells)} {right}"
+
+
+def _moves_to_goal(view: PlayerView, player: int) -> int:
+    if view.winner is not None:
+        return 0 if view.winner == player else len(view.covered) + 1
+    covered = list(view.covered)
+    space, moves = view.space, 0
+    while 0 <= space < len(covered):
+        nxt = next_space(covered, space, player)
+        covered[space] = True
+        space, moves = nxt, moves + 1
+    return moves
+
+
+def format_view(view: PlayerView) -> str:
+    """What `view.player` knows, in words: board, own hand, public cards, trick in progress."""
+    values = view.rules.values
+    me, opp = view.player, view.opponent
+    who = {me: "you", opp: "opponent"}
+    arrow = "both players" if view.arrow is None else who[view.arrow]
+    lines = [view_board_line(view)]
+    if view.phase is Phase.OVER:
+        lines.append(f"You are player_{me} (your goal is the P{me} GOAL end). {view.rounds_played} rounds played.")
+    else:
+        lines += [
+            f"You are player_{me} (your goal is the P{me} GOAL end). Round {view.rounds_played + 1}, "
+            f"deal {view.deal_size}, arrow -> {arrow}.",
+            f"Rounds you must still win: {_moves_to_goal(view, me)}; the opponent: {_moves_to_goal(view, opp)}.",
+        ]
+    hand = f"Your hand: {_cards(view.hand, values)}"
+    if sum(view.own_set_aside):
+        hand += f"   (set aside: {_cards(view.own_set_aside, values)})"
+    if view.own_duel is not None:
+        hand += f"   (your duel card: {values[view.own_duel]})"
+    lines.append(hand)
+    lines.append(
+        f"Hand sizes: you {view.hand_sizes[0]}, opponent {view.hand_sizes[1]}; draw pile {view.draw_pile_size}."
+    )
+    lines.append(f"Face-up cards this round: {_cards(view.discard, values)}")
+    if view.last_duel is not None:
+        lines.append(f"Last duel: you {values[view.last_duel[me]]}, opponent {values[view.last_duel[opp]]}")
+    if view.attacker is not None and view.phase is not Phase.OVER:
+        lines.append(f"Attacker: {who[view.attacker]}")
+    if view.attack:
+        attack = " ".join(str(values[v]) for v in view.attack)
+        answers = " ".join(str(values[v]) for v in view.answers) or "-"
+        lines.append(f"Trick: attack {attack} | answers {answers}")
+        if view.phase is Phase.ANSWER and len(view.answers) < len(view.attack):
+            lines.append(f"Card to answer now: {values[view.attack[len(view.answers)]]}")
+    if view.phase is Phase.REPLACE and view.to_act == me:
+        room = view.replace_cap - sum(view.own_set_aside)
+        lines.append(f"Replace step: you may set aside {room} more card(s).")
+    if view.phase is Phase.OVER:
+        outcome = "no winner (truncated)" if view.winner is None else ("you won!" if view.winner == me else "the opponent won.")
+        lines.append(f"Game over: {outcome}")
+    return "\n".join(lines)
+
+
+def format_moves(view: PlayerView) -> str:
+    names = view.rules.codec.names
+    return "\n".join(f"  {i:>2}. {names[a]}" for i, a in enumerate(view.legal_actions, 1))
+
+
+# ---------------------------------------------------------------------------------------
+# the human agent
+# ---------------------------------------------------------------------------------------
+class HumanAgent(Agent):
+    """A person at the terminal: shows the player's view and reads a move number."""
+
+    def __init__(
+        self,
+        input_fn: Callable[[str], str] = input,
+        output_fn: Callable[[str], object] = print,
+        narrate: bool = True,
+    ) -> None:
+        super().__init__()
+        self.input_fn = input_fn
+        self.output_fn = output_fn
+        self.narrate_events = narrate
+        self._seen = 0
+
+    def reset(self, player: int, rng: np.random.Generator) -> None:
+        super().reset(player, rng)
+        self._seen = 0
+
+    def say(self, text: str = "") -> None:
+        self.output_fn(text)
+
+    def narrate(self, view: PlayerView) -> None:
+        """Print the public events the human has not seen yet."""
+        values = view.rules.values
+        for event in view.events[self._seen:]:
+            if event[0] == "round":
+                self.say("")
+            self.say("* " + describe_event(event, values))
+        self._seen = len(view.events)
+
+    def act(self, inp: AgentInput) -> int:
+        view = inp.view
+        if self.narrate_events:
+            self.narrate(view)
+        self.say("")
+        self.say(format_view(view))
+        self.say(f"Your move, player_{view.player} ({view.phase.name.lower()}):")
+        self.say(format_moves(view))
+        return self.ask(view)
+
+    def ask(self, view: PlayerView) -> int:
+        """Read entries until one names a legal move; HumanQuit on quit / EOF / Ctrl-C."""
+        legal = view.legal_actions
+        codec = view.rules.codec
+        while True:
+            try:
+                text = self.input_fn(f"move [1-{len(legal)}, ? help, q quit]: ")
+            except (EOFError, KeyboardInterrupt):
+                raise HumanQuit("end of input") from None
+            if text is None:
+                raise HumanQuit("end of input")
+            entry = text.strip()
+            if entry.lower() in QUIT_WORDS:
+                raise HumanQuit("quit")
+            if entry.lower() in HELP_WORDS:
+                self.say(format_view(view))
+                self.say(format_moves(view))
+                continue
+            if entry.isdigit() and 1 <= int(entry) <= len(legal):
+                return legal[int(entry) - 1]
+            try:
+                action = codec.parse(entry) if entry else None
+            except ValueError:
+                action = None
+            if action is not None and action in legal:
+                return action
+            if not entry:
+                problem = "Empty entry."
+            elif entry.lstrip("+-").isdigit():
+                problem = f"{entry} is not a move number."
+            else:
+                problem = f"{entry!r} is not a legal move."
+            self.say(f"{problem} Enter a number from 1 to {len(legal)} (or q to quit):")
+            self.say(format_moves(view))
+
+
+# ---------------------------------------------------------------------------------------
+# the play loop
+# ---------------------------------------------------------------------------------------
+@dataclass
+class HumanGameResult:
+    """How a game against the human ended. `winner` is a seat; None for no winner."""
+
+    seed: int
+    seat: int
+    opponent: str
+    winner: int | None
+    quit: bool
+    record: GameRecord
+
+    @property
+    def human_won(self) -> bool:
+        return self.winner == self.seat
+
+
+def _hidden_action_text(kind: str, player: int) -> str | None:
+    """What the table sees of an action that produced no public event."""
+    if kind == "stop":
+        return f"player_{player} has finished replacing."
+    if kind == "duel":
+        return f"player_{player} has chosen a duel card, face down."
+    return None  # set-asides stay hidden until revealed (R4.1)
+
+
+def play_human(
+    opponent_spec: str | Agent,
+    seat: int = 0,
+    seed: int | None = None,
+    input_fn: Callable[[str], str] = input,
+    output_fn: Callable[[str], object] = print,
+    config: RulesConfig | dict | str | None = None,
+) -> HumanGameResult:
+    """Play one game at the terminal: the human sits in `seat` against `opponent_spec`.
+
+    `seed` fixes the deal and the opponent's randomness (None: a fresh random seed, printed).
+    The game can end early by quit / EOF; the result says so.
+    """
+    if seat not in (0, 1):
+        raise ValueError(f"seat must be 0 or 1, got {seat}")
+    cfg = config if isinstance(config, RulesConfig) else make_config(config)
+    if seed is None:
+        seed = int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0])
+    opponent = make_agent(opponent_spec) if isinstance(opponent_spec, str) else opponent_spec
+    opp_name = opponent_spec if isinstance(opponent_spec, str) else (type(opponent).name or type(opponent).__name__)
+    human = HumanAgent(input_fn, output_fn, narrate=True)
+    state = new_game(cfg, seed)
+    gens = agent_rngs(seed, 0)
+    human.reset(seat, gens[seat])
+    opponent.reset(1 - seat, gens[1 - seat])
+    names = state.rules.codec.names
+    output_fn(f"Tacocat Spelled Backwards: you are player_{seat}, against {opp_name} (player_{1 - seat}). "
+              f"Seed {seed}, ruleset {state.rules.hash}.")
+    quit_game = False
+    try:
+        while not state.is_over:
+            player = state.to_act
+            if player == seat:
+                action = human.act(AgentInput.from_state(state, seat))
+                output_fn(f"You play: {names[action]}")
+                apply_action(state, action, player)
+            else:
+                action = opponent.act(AgentInput.from_state(state, player))
+                before = len(state.events)
+                apply_action(state, action, player)
+                if len(state.events) == before:
+                    text = _hidden_action_text(state.rules.codec.moves[action].kind, player)
+                    if text:
+                        output_fn(text)
+            human.narrate(player_view(state, seat))
+    except HumanQuit:
+        quit_game = True
+        output_fn("Game ended by the player.")
+    except KeyboardInterrupt:
+        quit_game = True
+        output_fn("Game interrupted.")
+    if state.is_over:
+        output_fn("")
+        output_fn(format_view(player_view(state, seat)))
+    record = GameRecord(
+        seed=seed, ruleset_hash=state.rules.hash, winner=state.winner, truncated=state.truncated,
+        rounds=state.rounds_played, actions=list(state.actions), events=list(state.events),
+    )
+    return HumanGameResult(seed, seat, opp_name, state.winner if state.is_over else None, quit_game, record)

@@ -1,0 +1,199 @@
+"""Game files: games saved as JSON lines, and replays narrated as text.
+
+One game per line, a JSON object::
+
+    {"format": "tacocat-game/1", "seed": <engine seed>, "ruleset_hash": "...",
+     "rules": {... RulesConfig.canonical_dict() ...}, "agents": [<player_0 spec>, <player_1 spec>],
+     "actions": [[player, action id, readable name], ...], "winner": 0 | 1 | null,
+     "truncated": bool, "rounds": int, ...optional extra fields (match seed, deal index)}
+
+A replay rebuilds the game with `new_game(rules, seed)` and re-applies the actions: the
+engine's shuffles come from the seed, so the same cards are dealt again. The stored ruleset
+hash must match the hash of the stored rules (and of a config the caller insists on), and the
+stored action names and winner must match the replay; otherwise a `ReplayError` says why.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from agents.arena import GameRecord
+from tacocat_env.config import RulesConfig
+from tacocat_env.engine import GameState, apply_action, new_game
+from tacocat_env.errors import TacocatError
+from tacocat_env.render import board_line, describe_event, render_text
+
+FORMAT = "tacocat-game/1"
+
+
+class ReplayError(ValueError):
+    """A game file line that cannot be replayed faithfully."""
+
+
+def game_to_dict(
+    record: GameRecord,
+    agents: Sequence[str],
+    config: RulesConfig,
+    **extra: Any,
+) -> dict[str, Any]:
+    """The JSON-ready line of one game."""
+    if record.ruleset_hash != config.ruleset_hash():
+        raise ValueError(
+            f"the record's ruleset hash {record.ruleset_hash} is not the config's {config.ruleset_hash()}"
+        )
+    names = _codec_names(config)
+    return {
+        "format": FORMAT,
+        "seed": int(record.seed),
+        "ruleset_hash": record.ruleset_hash,
+        "rules": config.canonical_dict(),
+        "agents": list(agents),
+        "actions": [[int(p), int(a), names[a]] for p, a in record.actions],
+        "winner": record.winner,
+        "truncated": record.truncated,
+        "rounds": record.rounds,
+        **extra,
+    }
+
+
+def _codec_names(config: RulesConfig) -> tuple[str, ...]:
+    from tacocat_env.ruleset import compile_rules
+
+    return compile_rules(config).codec.names
+
+
+def save_games(
+    path: str | Path,
+    games: Iterable[tuple[GameRecord, Sequence[str]]] | Iterable[dict[str, Any]],
+    config: RulesConfig | None = None,
+    append: bool = False,
+) -> int:
+    """Write games as JSON lines: (record, (player_0 spec, player_1 spec)) pairs with `config`,
+    or ready dicts from `game_to_dict`. Returns the number of lines written."""
+    count = 0
+    with Path(path).open("a" if append else "w") as f:
+        for game in games:
+            if isinstance(game, dict):
+                line = game
+            else:
+                if config is None:
+                    raise ValueError("save_games needs the rules config to save GameRecords")
+                record, agents = game
+                line = game_to_dict(record, agents, config)
+            f.write(json.dumps(line, separators=(",", ":")) + "\n")
+            count += 1
+    return count
+
+
+def iter_games(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The games of a file, in order (blank lines skipped)."""
+    with Path(path).open() as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                game = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ReplayError(f"{path}, line {number}: not valid JSON ({err})") from None
+            if not isinstance(game, dict) or "seed" not in game or "actions" not in game:
+                raise ReplayError(f"{path}, line {number}: not a game record (needs 'seed' and 'actions')")
+            yield game
+
+
+def load_games(path: str | Path) -> list[dict[str, Any]]:
+    return list(iter_games(path))
+
+
+def game_config(game: dict[str, Any], config: RulesConfig | None = None) -> RulesConfig:
+    """The rules of a saved game, checked against its ruleset hash (and `config`, if given)."""
+    stored = game.get("ruleset_hash")
+    if "rules" in game:
+        try:
+            cfg = RulesConfig(**game["rules"])
+        except ValueError as err:
+            raise ReplayError(f"the saved rules are not a valid config: {err}") from None
+    elif config is not None:
+        cfg = config
+    else:
+        raise ReplayError("the game has no 'rules' and no config was given to replay it with")
+    if stored is not None and cfg.ruleset_hash() != stored:
+        raise ReplayError(
+            f"ruleset hash mismatch: the game was saved under ruleset {stored}, but its rules "
+            f"hash to {cfg.ruleset_hash()} (edited file, or another version of the config)"
+        )
+    if config is not None and config.ruleset_hash() != cfg.ruleset_hash():
+        raise ReplayError(
+            f"ruleset hash mismatch: the game was played under ruleset {cfg.ruleset_hash()}, "
+            f"not the requested {config.ruleset_hash()}"
+        )
+    return cfg
+
+
+@dataclass
+class Replay:
+    """A replayed game: the final state and the narration lines."""
+
+    state: GameState
+    lines: list[str]
+
+
+def replay_game(
+    game: dict[str, Any],
+    config: RulesConfig | None = None,
+    show_actions: bool = False,
+    out: TextIO | None = None,
+) -> Replay:
+    """Re-apply a saved game's actions and narrate its public events (describe_event).
+
+    `show_actions` also prints every action, hidden ones included (set-asides, duel cards):
+    a replay is a post-mortem. Raises ReplayError on a hash mismatch, an action that is not
+    legal, a name that does not match its id, or a different outcome.
+    """
+    cfg = game_config(game, config)
+    state = new_game(cfg, int(game["seed"]))
+    values = state.rules.values
+    names = state.rules.codec.names
+    agents = game.get("agents") or ["?", "?"]
+    lines: list[str] = []
+
+    def emit(text: str) -> None:
+        lines.append(text)
+        if out is not None:
+            print(text, file=out)
+
+    emit(f"Game: seed {game['seed']}, ruleset {cfg.ruleset_hash()}, "
+         f"player_0 = {agents[0]}, player_1 = {agents[1]}")
+    seen = 0
+    for step, entry in enumerate(game["actions"]):
+        while seen < len(state.events):
+            event = state.events[seen]
+            if event[0] == "round":
+                emit("")
+                emit(board_line(state))
+            emit(describe_event(event, values))
+            seen += 1
+        player, action = int(entry[0]), int(entry[1])
+        if len(entry) > 2 and entry[2] != names[action]:
+            raise ReplayError(
+                f"action {step}: id {action} is {names[action]!r} under this ruleset, but the file says {entry[2]!r}"
+            )
+        if show_actions:
+            emit(f"    player_{player} ({agents[player]}): {names[action]}")
+        try:
+            apply_action(state, action, player)
+        except TacocatError as err:
+            raise ReplayError(f"action {step} ({entry}) cannot be replayed: {err}") from None
+    while seen < len(state.events):
+        emit(describe_event(state.events[seen], values))
+        seen += 1
+    emit("")
+    emit(render_text(state))
+    if "winner" in game and game["winner"] != state.winner:
+        raise ReplayError(f"the replay ends with winner {state.winner}, the file says {game['winner']}")
+    if not state.is_over:
+        emit("(the saved game stops before the end)")
+    return Replay(state, lines)

@@ -1,0 +1,251 @@
+"""The `tacocat` command line: list agents, run matches and tournaments, play, replay.
+
+    tacocat agents
+    tacocat match random highcard --games 200 --seed 1 --workers 2 --json out.json --save-games g.jsonl
+    tacocat tournament --agents random,highcard,planner --games 100 --seed 1 --workers 2 --out results/t1
+    tacocat play --opponent planner --seat 1 --seed 7
+    tacocat replay g.jsonl --game 3
+
+Also runnable as `python -m experiments.cli`. Matches and tournaments use the duplicate
+format: `--games N` is the number of deal pairs (2N games, seats swapped on each deal).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(
+    name="tacocat",
+    help="Tacocat Spelled Backwards research environment: agents, matches, tournaments, play, replay.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+RulesOption = typer.Option(None, "--rules", help="Rules config YAML (default: RULES_REFERENCE defaults).")
+
+
+def _console() -> Console:
+    return Console(soft_wrap=True)
+
+
+def _config(rules: Optional[Path]):
+    from tacocat_env.config import make_config
+
+    try:
+        return make_config(rules)
+    except (ValueError, OSError) as err:
+        raise typer.BadParameter(str(err), param_hint="--rules") from None
+
+
+def _check_agent(spec: str, hint: str) -> str:
+    from agents.registry import make_agent
+
+    try:
+        make_agent(spec)
+    except ValueError as err:
+        raise typer.BadParameter(str(err), param_hint=hint) from None
+    return spec
+
+
+def split_specs(values: list[str]) -> list[str]:
+    """Split "a,b:x=1,y=2,c" into agent specs: a comma piece that is `key=value` without
+    a ':' continues the parameters of the previous spec."""
+    specs: list[str] = []
+    for value in values:
+        for piece in filter(None, (p.strip() for p in value.split(","))):
+            if "=" in piece and ":" not in piece and specs and ":" in specs[-1]:
+                specs[-1] += "," + piece
+            else:
+                specs.append(piece)
+    return specs
+
+
+# ---------------------------------------------------------------------------------------
+@app.command("agents")
+def agents_command() -> None:
+    """List the registered agents (name and description)."""
+    from agents.registry import list_agents
+
+    table = Table(title="Agents", show_lines=False)
+    table.add_column("name", style="bold")
+    table.add_column("description")
+    for name, doc in list_agents():
+        table.add_row(name, doc)
+    _console().print(table)
+
+
+# ---------------------------------------------------------------------------------------
+def match_table(result) -> Table:
+    """A rich table of a MatchResult."""
+    per = result.per_agent()
+    table = Table(
+        title=f"{result.agent_a} (A) vs {result.agent_b} (B): {result.games} deal pairs, {result.n_games} games",
+        caption=(
+            f"win rate A {result.win_rate_a:.3f}  95% Wilson [{result.ci_low:.3f}, {result.ci_high:.3f}] "
+            f"(draws count half)\nmean length {result.mean_length:.1f} actions, {result.mean_rounds:.2f} rounds; "
+            f"truncated {result.truncated}\n{result.games_per_s:.0f} games/s, {result.wall_s:.2f} s, "
+            f"{result.workers} worker(s); seed {result.seed}, ruleset {result.ruleset_hash}"
+        ),
+    )
+    table.add_column("agent")
+    for col in ("W-L-D", "as player_0", "as player_1", "score"):
+        table.add_column(col, justify="right")
+
+    def wld(d: dict) -> str:
+        return f"{d['wins']}-{d['losses']}-{d['draws']}"
+
+    for key, spec in (("A", result.agent_a), ("B", result.agent_b)):
+        row = per[key]
+        total = row["total"]
+        table.add_row(f"{key}: {spec}", wld(total), wld(row["player_0"]), wld(row["player_1"]),
+                      f"{total['wins'] + 0.5 * total['draws']:g}")
+    return table
+
+
+@app.command("match")
+def match_command(
+    agent_a: str = typer.Argument(..., help="Agent A spec, e.g. random or search:simulations=200."),
+    agent_b: str = typer.Argument(..., help="Agent B spec."),
+    games: int = typer.Option(100, "--games", "-n", min=1, help="Deal pairs: each deal is played twice, seats swapped."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Match seed (deals and agents' randomness)."),
+    workers: int = typer.Option(1, "--workers", "-w", min=1, help="Worker processes (results do not depend on it)."),
+    json_path: Optional[Path] = typer.Option(None, "--json", help="Write the result summary as JSON here."),
+    save_games: Optional[Path] = typer.Option(None, "--save-games", help="Save every game as JSON lines here."),
+    rules: Optional[Path] = RulesOption,
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+) -> None:
+    """Play a duplicate match between two agents and print the result."""
+    from agents.evaluation import match
+    from agents.replay import game_to_dict, save_games as write_games
+
+    cfg = _config(rules)
+    _check_agent(agent_a, "AGENT_A")
+    _check_agent(agent_b, "AGENT_B")
+    result = match(agent_a, agent_b, games, seed, workers=workers, config=cfg, progress=progress,
+                   keep_records=save_games is not None)
+    _console().print(match_table(result))
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(result.to_dict(), indent=2) + "\n")
+        typer.echo(f"wrote {json_path}")
+    if save_games is not None:
+        save_games.parent.mkdir(parents=True, exist_ok=True)
+        lines = (
+            game_to_dict(record, seats, cfg, match_seed=seed, deal=index // 2, game=index)
+            for index, (seats, record) in enumerate(zip(result.seat_pairs(), result.records or []))
+        )
+        count = write_games(save_games, lines)
+        typer.echo(f"saved {count} games to {save_games}")
+
+
+# ---------------------------------------------------------------------------------------
+@app.command("tournament")
+def tournament_command(
+    agents: list[str] = typer.Option(..., "--agents", "-a", help="Agent specs, comma-separated (or the option repeated)."),
+    games: int = typer.Option(100, "--games", "-n", min=1, help="Deal pairs per pairing (2 games each, seats swapped)."),
+    seed: int = typer.Option(0, "--seed", "-s", help="Seed: every pairing plays the same deals."),
+    workers: int = typer.Option(1, "--workers", "-w", min=1, help="Worker processes."),
+    out: Path = typer.Option(Path("results/tournament"), "--out", "-o", help="Output folder."),
+    boot: int = typer.Option(1000, "--boot", min=0, help="Bootstrap resamples of deal pairs for the rating intervals."),
+    boot_seed: int = typer.Option(0, "--boot-seed", help="Seed of the bootstrap."),
+    anchor: Optional[str] = typer.Option(None, "--anchor", help="Agent fixed at rating 0 (default: mean 0)."),
+    rules: Optional[Path] = RulesOption,
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+) -> None:
+    """Round robin in the duplicate format; Bradley–Terry ratings with bootstrap intervals."""
+    from agents.tournament import tournament
+
+    specs = split_specs(agents)
+    if len(specs) < 2:
+        raise typer.BadParameter(f"need at least two agents, got {specs}", param_hint="--agents")
+    if len(set(specs)) != len(specs):
+        raise typer.BadParameter(f"agent specs must be distinct, got {specs}", param_hint="--agents")
+    for spec in specs:
+        _check_agent(spec, "--agents")
+    if anchor is not None and anchor not in specs:
+        raise typer.BadParameter(f"{anchor!r} is not one of {specs}", param_hint="--anchor")
+    cfg = _config(rules)
+    result = tournament(specs, games, seed, workers, out, config=cfg, n_boot=boot, boot_seed=boot_seed,
+                        anchor=anchor, progress=progress)
+    table = Table(title=f"Tournament: {games} deal pairs per pairing, seed {seed}, ruleset {result.ruleset_hash}")
+    for col in ("rank", "agent", "rating", "95% interval", "score", "games"):
+        table.add_column(col, justify="left" if col == "agent" else "right")
+    for rank, row in enumerate(result.leaderboard(), 1):
+        table.add_row(str(rank), row["agent"], f"{row['rating']:.0f}", f"[{row['low']:.0f}, {row['high']:.0f}]",
+                      f"{row['score']:g}", str(row["games"]))
+    console = _console()
+    console.print(table)
+    matrix = Table(title="Win rate of row vs column (draws half)")
+    matrix.add_column("")
+    for name in specs:
+        matrix.add_column(name, justify="right")
+    for name, row in zip(specs, result.matrix):
+        matrix.add_row(name, *("-" if x != x else f"{x:.3f}" for x in row))
+    console.print(matrix)
+    typer.echo(f"wrote results.json, matrix.csv, ratings.csv, tournament.md, heatmap.png, ratings.png to {out}")
+
+
+# ---------------------------------------------------------------------------------------
+@app.command("play")
+def play_command(
+    opponent: str = typer.Option("random", "--opponent", "-o", help="Opponent agent spec."),
+    seat: int = typer.Option(0, "--seat", min=0, max=1, help="Your seat: 0 (player_0) or 1 (player_1)."),
+    seed: Optional[int] = typer.Option(None, "--seed", "-s", help="Deal seed (default: random, printed)."),
+    save_game: Optional[Path] = typer.Option(None, "--save-game", help="Append the game to this JSON-lines file."),
+    rules: Optional[Path] = RulesOption,
+) -> None:
+    """Play a game against an agent in the terminal (enter move numbers; q quits)."""
+    from agents.human import play_human
+    from agents.replay import game_to_dict, save_games
+
+    cfg = _config(rules)
+    _check_agent(opponent, "--opponent")
+    result = play_human(opponent, seat=seat, seed=seed, config=cfg)
+    if save_game is not None:
+        seats = ["human", opponent] if seat == 0 else [opponent, "human"]
+        save_games(save_game, [game_to_dict(result.record, seats, cfg, finished=not result.quit)], append=True)
+        typer.echo(f"saved the game to {save_game}")
+
+
+# ---------------------------------------------------------------------------------------
+@app.command("replay")
+def replay_command(
+    file: Path = typer.Argument(..., exists=True, dir_okay=False, help="A JSON-lines game file."),
+    game: int = typer.Option(0, "--game", "-g", min=0, help="Index of the game in the file (0 = first)."),
+    actions: bool = typer.Option(False, "--actions", help="Also show every action, hidden ones included."),
+    rules: Optional[Path] = typer.Option(None, "--rules", help="Insist the game was played under this rules YAML."),
+) -> None:
+    """Replay a saved game and narrate it."""
+    from agents.replay import ReplayError, load_games, replay_game
+
+    cfg = _config(rules) if rules is not None else None
+    try:
+        games = load_games(file)
+    except ReplayError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1) from None
+    if not games:
+        typer.echo(f"error: {file} holds no games", err=True)
+        raise typer.Exit(1)
+    if game >= len(games):
+        raise typer.BadParameter(f"{file} holds {len(games)} game(s) (0..{len(games) - 1})", param_hint="--game")
+    try:
+        replay = replay_game(games[game], config=cfg, show_actions=actions)
+    except ReplayError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo("\n".join(replay.lines))
+
+
+# A `train` command is added here by the training module (e.g. `@app.command("train")`).
+
+
+if __name__ == "__main__":
+    app()

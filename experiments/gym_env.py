@@ -1,0 +1,202 @@
+"""A single-agent Gymnasium view of Tacocat for Stable-Baselines3 (MaskablePPO).
+
+The learner plays one seat; every opponent decision is made inside `step` by an opponent drawn
+from an `OpponentPool` (ladder agents, frozen snapshots of the learner). Rewards are always the
+learner's own (+1/-1 at the end of the game, optional round shaping), never the opponent's, and
+`action_masks()` exposes the learner's legal actions for sb3-contrib's MaskablePPO.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import gymnasium as gym
+import numpy as np
+
+from agents.base import Agent, AgentInput
+from agents.registry import make_agent
+from tacocat_env.config import RulesConfig, make_config
+from tacocat_env.engine import GameState, apply_action, legal_actions, new_game
+from tacocat_env.errors import IllegalActionError
+from tacocat_env.observation import ObservationLayout, encode, legal_mask
+from tacocat_env.ruleset import compile_rules
+
+SeatPolicy = Literal["alternate", "random", 0, 1]
+
+
+@dataclass
+class PoolEntry:
+    """One opponent of the pool: an agent spec (see `make_agent`) and its sampling weight."""
+
+    spec: str
+    weight: float
+
+
+class OpponentPool:
+    """Weighted opponents; agents are built lazily (once per process) from their specs."""
+
+    def __init__(self, entries: list[PoolEntry]) -> None:
+        if not entries:
+            raise ValueError("the opponent pool is empty")
+        self.entries = list(entries)
+        self._agents: dict[str, Agent] = {}
+
+    def add(self, spec: str, weight: float) -> None:
+        self.entries.append(PoolEntry(spec, weight))
+
+    def remove(self, spec: str) -> None:
+        self.entries = [e for e in self.entries if e.spec != spec]
+        self._agents.pop(spec, None)
+
+    def sample(self, rng: np.random.Generator) -> tuple[str, Agent]:
+        weights = np.array([e.weight for e in self.entries], dtype=float)
+        index = int(rng.choice(len(self.entries), p=weights / weights.sum()))
+        spec = self.entries[index].spec
+        if spec not in self._agents:
+            self._agents[spec] = make_agent(spec)
+        return spec, self._agents[spec]
+
+
+class TacocatSingleAgentEnv(gym.Env):
+    """The learner's side of a game against pool opponents.
+
+    Args:
+        opponents: the pool, or a list of (spec, weight).
+        rules: rules config (RulesConfig, dict or YAML path) for every game.
+        learner_seat: "alternate" (player_0, player_1, ... by episode), "random", 0 or 1.
+        illegal_action: "raise" (IllegalActionError, game unchanged) or "penalize" (the episode
+            ends with reward -1, as PettingZoo's TerminateIllegalWrapper does); SB3's
+            `check_env` samples unmasked actions, so it needs "penalize".
+    """
+
+    metadata = {"render_modes": ["ansi"]}
+
+    def __init__(
+        self,
+        opponents: OpponentPool | list[tuple[str, float]],
+        rules: RulesConfig | dict[str, Any] | str | None = None,
+        learner_seat: SeatPolicy = "alternate",
+        illegal_action: Literal["raise", "penalize"] = "raise",
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.pool = opponents if isinstance(opponents, OpponentPool) else OpponentPool(
+            [PoolEntry(s, w) for s, w in opponents])
+        self.config = make_config(rules) if not isinstance(rules, RulesConfig) else rules
+        self.rules = compile_rules(self.config)
+        self.layout = ObservationLayout(self.rules)
+        self.observation_space = gym.spaces.Box(
+            low=np.zeros(self.layout.size, np.float32), high=self.layout.high, dtype=np.float32)
+        self.action_space = gym.spaces.Discrete(self.rules.codec.size)
+        if learner_seat not in ("alternate", "random", 0, 1):
+            raise ValueError(f"learner_seat must be 'alternate', 'random', 0 or 1, got {learner_seat!r}")
+        if illegal_action not in ("raise", "penalize"):
+            raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
+        self.learner_seat = learner_seat
+        self.illegal_action = illegal_action
+        self.render_mode = render_mode
+        self.game: GameState | None = None
+        self.seat = 0
+        self.opponent_spec = ""
+        self._episodes = 0
+        self._rng = np.random.default_rng()
+
+    # -- gymnasium API ---------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+            self._episodes = 0
+        if self.learner_seat == "alternate":
+            self.seat = self._episodes % 2
+        elif self.learner_seat == "random":
+            self.seat = int(self._rng.integers(2))
+        else:
+            self.seat = int(self.learner_seat)
+        self._episodes += 1
+        self.opponent_spec, self.opponent = self.pool.sample(self._rng)
+        game_seed = int(self._rng.integers(2**63))
+        self.game = new_game(self.config, game_seed)
+        self.opponent.reset(1 - self.seat, np.random.default_rng(int(self._rng.integers(2**63))))
+        reward = self._play_opponent()  # the opponent may act first
+        assert reward == 0.0  # no round can end before the learner has acted
+        return self._observe(), self._info()
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        game = self._require_game()
+        if game.is_over:
+            raise RuntimeError("the episode is over; call reset()")
+        rounds_before = game.rounds_played
+        try:
+            apply_action(game, action, self.seat)
+        except IllegalActionError:
+            if self.illegal_action == "raise":
+                raise
+            return self._observe(), -1.0, True, False, {**self._info(), "illegal_action": True}
+        reward = self._round_shaping(rounds_before)
+        reward += self._play_opponent()
+        if game.is_over and game.winner is not None:
+            reward += 1.0 if game.winner == self.seat else -1.0
+        terminated = game.is_over and not game.truncated
+        return self._observe(), reward, terminated, game.truncated, self._info()
+
+    def add_opponent(self, spec: str, weight: float) -> None:
+        """Add an opponent to this env's pool (self-play snapshots arrive this way)."""
+        self.pool.add(spec, weight)
+
+    def remove_opponent(self, spec: str) -> None:
+        self.pool.remove(spec)
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions as a bool mask (all False once the game is over)."""
+        game = self._require_game()
+        if game.is_over:
+            return np.zeros(self.rules.codec.size, dtype=bool)
+        return legal_mask(legal_actions(game), self.rules.codec.size).astype(bool)
+
+    def render(self) -> str | None:
+        from tacocat_env.render import render_text
+
+        return render_text(self._require_game())
+
+    # -- internals -------------------------------------------------------------------------
+    def _require_game(self) -> GameState:
+        if self.game is None:
+            raise RuntimeError("call reset() before step()")
+        return self.game
+
+    def _play_opponent(self) -> float:
+        """Let the opponent act until it is the learner's turn; shaping reward it causes."""
+        game = self._require_game()
+        reward = 0.0
+        opp = 1 - self.seat
+        while not game.is_over and game.to_act == opp:
+            rounds_before = game.rounds_played
+            apply_action(game, self.opponent.act(AgentInput.from_state(game, opp)), opp)
+            reward += self._round_shaping(rounds_before)
+        return reward
+
+    def _round_shaping(self, rounds_before: int) -> float:
+        game = self._require_game()
+        bonus = self.config.round_reward
+        if not bonus or game.rounds_played == rounds_before or game.last_round_winner is None:
+            return 0.0
+        return bonus if game.last_round_winner == self.seat else -bonus
+
+    def _observe(self) -> np.ndarray:
+        return encode(self._require_game(), self.seat)
+
+    def _info(self) -> dict[str, Any]:
+        return {"seat": self.seat, "opponent": self.opponent_spec}
+
+
+def make_env_fn(opponents: list[tuple[str, float]], rules: dict[str, Any],
+                learner_seat: SeatPolicy) -> Callable[[], gym.Env]:
+    """A picklable factory for vectorised envs; seed them with `VecEnv.seed(seed)`."""
+
+    def build() -> gym.Env:
+        return TacocatSingleAgentEnv(opponents, rules=rules, learner_seat=learner_seat)
+
+    return build

@@ -1,0 +1,146 @@
+"""Agents: legal moves only, determinism from their seed, no peeking at hidden cards (R7.3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.arena import play_game
+from agents.base import AgentInput
+from agents.registry import list_agents, make_agent
+from agents.search import SearchAgent, play_out_round, rollout_action
+from tacocat_env.engine import Phase, apply_action, legal_actions, new_game
+from tacocat_env.positions import setup_position
+from tacocat_env.view import opponent_bounds, player_view, sample_state
+
+LADDER = ["random", "highcard", "planner", "counter", "search:simulations=8"]
+
+
+def random_positions(count: int, seed: int):
+    """States reached by random play from many deals (a sample of positions)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    game = new_game(seed=int(rng.integers(1 << 30)))
+    while len(out) < count:
+        if game.is_over:
+            game = new_game(seed=int(rng.integers(1 << 30)))
+            continue
+        if rng.random() < 0.3:
+            out.append(game.clone())
+        legal = legal_actions(game)
+        apply_action(game, legal[int(rng.integers(len(legal)))])
+    return out
+
+
+@pytest.mark.parametrize("spec", LADDER)
+def test_agents_only_choose_legal_actions(spec):
+    agent = make_agent(spec)
+    positions = random_positions(400 if spec.startswith("search") else 3000, seed=7)
+    for i, state in enumerate(positions):
+        agent.reset(state.to_act, np.random.default_rng(i))
+        action = agent.act(AgentInput.from_state(state, state.to_act))
+        assert action in legal_actions(state), (spec, state.phase, action)
+
+
+@pytest.mark.parametrize("spec", LADDER)
+def test_agents_are_deterministic_given_their_seed(spec):
+    def game(agent_seed):
+        agents = [make_agent(spec), make_agent("random")]
+        gens = [np.random.default_rng(agent_seed), np.random.default_rng(99)]
+        return play_game(agents, seed=5, agent_generators=gens).actions
+
+    assert game(1) == game(1)
+    if spec in ("random", "search:simulations=8"):
+        assert game(1) != game(2)  # randomised agents do use their generator
+
+
+def test_registry_lists_every_rung_and_rejects_unknown_names():
+    names = {name for name, _ in list_agents()}
+    assert {"random", "highcard", "planner", "counter", "search"} <= names
+    with pytest.raises(ValueError, match="unknown agent 'nope'.*known agents"):
+        make_agent("nope")
+    with pytest.raises(ValueError, match="bad parameters"):
+        make_agent("search", bogus=1)
+    assert make_agent("search:simulations=12").simulations == 12
+
+
+def _swap_hidden(state, observer, rng):
+    """Same public information, other hidden cards: re-deal the opponent's hand from the
+    cards the observer cannot see (opponent hand + draw pile), and shuffle the draw pile."""
+    twin = state.clone()
+    opp = 1 - observer
+    hidden = [v for v, n in enumerate(twin.hands[opp]) for _ in range(n)] + twin.draw_pile
+    rng.shuffle(hidden)
+    size = sum(twin.hands[opp])
+    twin.hands[opp] = [0] * len(twin.hands[opp])
+    for v in hidden[:size]:
+        twin.hands[opp][v] += 1
+    twin.draw_pile = hidden[size:]
+    twin._legal_cache = None
+    return twin
+
+
+def test_search_agent_ignores_the_true_hidden_cards():
+    """R7.3 leak test: with public info and own cards equal, the search agent's choices do
+    not change when the opponent's hidden cards and the draw pile change."""
+    rng = np.random.default_rng(3)
+    checked = 0
+    for state in random_positions(200, seed=11):
+        if state.phase in (Phase.REPLACE,) or len(legal_actions(state)) < 2:
+            continue
+        if any(state.duel) or sum(map(sum, state.set_aside)):
+            continue  # a hidden choice already made is part of the hidden state too
+        me = state.to_act
+        twin = _swap_hidden(state, me, rng)
+        if twin.hands == state.hands:
+            continue
+        choices = []
+        for world in (state, twin):
+            agent = SearchAgent(simulations=24)
+            agent.reset(me, np.random.default_rng(42))
+            choices.append(agent.act(AgentInput.from_state(world, me)))
+        assert choices[0] == choices[1]
+        checked += 1
+    assert checked >= 30
+
+
+def test_sampled_worlds_agree_with_the_view():
+    for state in random_positions(300, seed=5):
+        me = state.to_act
+        view = player_view(state, me)
+        world = sample_state(view, np.random.default_rng(0))
+        assert player_view(world, me).hand == view.hand
+        assert world.hand_size(1 - me) == state.hand_size(1 - me)
+        assert len(world.draw_pile) == len(state.draw_pile)
+        assert world.discard == state.discard
+        assert legal_actions(world) == legal_actions(state)
+        total = [sum(h[v] for h in world.hands) + sum(a[v] for a in world.set_aside) + world.discard[v]
+                 + world.draw_pile.count(v) + world.table_cards().count(v)
+                 + sum(1 for d in world.duel if d == v) for v in range(world.rules.n_values)]
+        assert total == world.rules.copies
+
+
+def test_a_failed_answer_bounds_the_opponent_from_below():
+    """R5.5: a failed answer is the defender's lowest card, so what they keep is not lower."""
+    # player_0 attacks with a 9; player_1 fails with a 3 (their lowest); then player_0 attacks again
+    state = setup_position(([9, 1, 10], [3, 8, 11]), phase="attack", attacker=0, space=3)
+    apply_action(state, state.rules.codec.single_base + state.rules.values.index(9))
+    apply_action(state, state.rules.codec.sacrifice)
+    view = player_view(state, 0)
+    low, high = opponent_bounds(view)
+    assert state.rules.values[low] == 3 and high == state.rules.n_values
+    low, high = opponent_bounds(view, assume_forced_sacrifice=True)
+    assert state.rules.values[high] == 9
+    for seed in range(50):
+        world = sample_state(view, np.random.default_rng(seed))
+        held = [state.rules.values[v] for v, n in enumerate(world.hands[1]) for _ in range(n)]
+        assert all(3 <= c < 9 for c in held)
+
+
+def test_rollout_plays_out_exactly_one_round():
+    state = new_game(seed=4)
+    start = state.rounds_played
+    value = play_out_round(state, 0, start)
+    assert state.rounds_played == start + 1
+    assert value == {None: 0.0, 0: 1.0, 1: -1.0}[state.last_round_winner]
+    assert rollout_action(state) in legal_actions(state)

@@ -1,0 +1,229 @@
+"""The `tacocat` CLI, terminal play (agents.human) and game files (agents.replay)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from agents.arena import agent_rngs, play_game
+from agents.base import Agent, AgentInput
+from agents.evaluation import match
+from agents.human import HumanAgent, HumanQuit, format_view, play_human
+from agents.registry import _REGISTRY, make_agent, register
+from agents.replay import ReplayError, game_to_dict, load_games, replay_game, save_games
+from experiments.cli import app, split_specs
+from tacocat_env.config import make_config
+from tacocat_env.engine import new_game
+from tacocat_env.view import player_view
+
+if "test-first" not in _REGISTRY:
+
+    @register("test-first")
+    class _FirstAgent(Agent):
+        """Test agent: always the first legal action (deterministic)."""
+
+        def act(self, inp: AgentInput) -> int:
+            return inp.legal_actions[0]
+
+    @register("test-last")
+    class _LastAgent(Agent):
+        """Test agent: always the last legal action (deterministic)."""
+
+        def act(self, inp: AgentInput) -> int:
+            return inp.legal_actions[-1]
+
+
+runner = CliRunner()
+
+
+def invoke(*args, **kwargs):
+    result = runner.invoke(app, [str(a) for a in args], **kwargs)
+    return result
+
+
+# ---------------------------------------------------------------------------------------
+# CLI
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("command", [[], ["agents"], ["match"], ["tournament"], ["play"], ["replay"]])
+def test_help_everywhere(command):
+    result = invoke(*command, "--help")
+    assert result.exit_code == 0, result.output
+    assert "Usage" in result.output
+
+
+def test_agents_lists_names_and_descriptions():
+    result = invoke("agents")
+    assert result.exit_code == 0, result.output
+    assert "random" in result.output and "Uniformly random legal action." in result.output
+
+
+def test_match_json_save_and_replay(tmp_path):
+    out, games = tmp_path / "m.json", tmp_path / "games.jsonl"
+    result = invoke("match", "random", "test-last", "--games", 3, "--seed", 7, "--json", out,
+                    "--save-games", games, "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert "win rate A" in result.output and "as player_0" in result.output
+    data = json.loads(out.read_text())
+    assert data["games"] == 3 and data["agent_b"] == "test-last"
+    lines = load_games(games)
+    assert len(lines) == 6
+    assert lines[1]["agents"] == ["test-last", "random"] and lines[1]["deal"] == 0
+    assert lines[0]["seed"] == lines[1]["seed"]
+    replayed = invoke("replay", games, "--game", 1)
+    assert replayed.exit_code == 0, replayed.output
+    assert "Round 1:" in replayed.output and "Game over" in replayed.output
+    with_actions = invoke("replay", games, "--game", 2, "--actions")
+    assert "replace: stop" in with_actions.output
+    assert invoke("replay", games, "--game", 6).exit_code != 0
+
+
+def test_match_rejects_unknown_agent():
+    result = invoke("match", "random", "nope", "--games", 1, "--no-progress")
+    assert result.exit_code != 0
+    assert "unknown agent" in result.output
+
+
+def test_tournament_command(tmp_path):
+    result = invoke("tournament", "--agents", "random,test-first,test-last", "--games", 3, "--seed", 1,
+                    "--workers", 1, "--out", tmp_path / "t", "--boot", 20, "--no-progress")
+    assert result.exit_code == 0, result.output
+    for name in ("results.json", "matrix.csv", "ratings.csv", "tournament.md", "heatmap.png", "ratings.png"):
+        assert (tmp_path / "t" / name).exists()
+    assert "test-last" in result.output
+
+
+def test_split_specs():
+    assert split_specs(["random,search:simulations=20,rollout=planner,highcard"]) == [
+        "random", "search:simulations=20,rollout=planner", "highcard"]
+    assert split_specs(["a", "b,c"]) == ["a", "b", "c"]
+
+
+def test_replay_hash_mismatch_is_a_clear_error(tmp_path):
+    r = match("random", "random", games=1, seed=3, progress=False, keep_records=True)
+    cfg = make_config()
+    line = game_to_dict(r.records[0], ["random", "random"], cfg)
+    tampered = dict(line, rules={**line["rules"], "max_rounds": 59})
+    path = tmp_path / "bad.jsonl"
+    save_games(path, [tampered])
+    result = invoke("replay", path)
+    assert result.exit_code == 1
+    assert "ruleset hash mismatch" in result.output
+    with pytest.raises(ReplayError, match="ruleset hash mismatch"):
+        replay_game(line, config=make_config(max_rounds=59))
+
+
+def test_play_command_quits_cleanly():
+    result = invoke("play", "--opponent", "random", "--seed", 3, input="x\nq\n")
+    assert result.exit_code == 0, result.output
+    assert "Game ended by the player." in result.output
+
+
+def test_play_command_plays_a_game_and_saves_it(tmp_path):
+    path = tmp_path / "human.jsonl"
+    result = invoke("play", "--opponent", "test-first", "--seat", 1, "--seed", 2, "--save-game", path,
+                    input="1\n" * 500)
+    assert result.exit_code == 0, result.output
+    assert "Game over" in result.output
+    game = load_games(path)[0]
+    assert game["agents"] == ["test-first", "human"] and game["finished"] is True
+    assert invoke("replay", path).exit_code == 0
+
+
+# ---------------------------------------------------------------------------------------
+# game files
+# ---------------------------------------------------------------------------------------
+def test_save_load_replay_roundtrip(tmp_path):
+    cfg = make_config()
+    r = match("random", "test-last", games=2, seed=8, progress=False, keep_records=True)
+    path = tmp_path / "g.jsonl"
+    assert save_games(path, list(zip(r.records, r.seat_pairs())), config=cfg) == 4
+    games = load_games(path)
+    for record, game in zip(r.records, games):
+        assert game["ruleset_hash"] == cfg.ruleset_hash() and game["rules"] == cfg.canonical_dict()
+        assert all(len(a) == 3 and isinstance(a[2], str) for a in game["actions"])
+        rep = replay_game(game)
+        assert rep.state.winner == record.winner == game["winner"]
+        assert rep.state.actions == record.actions
+        assert any("Showdown" in line for line in rep.lines)
+    broken = dict(games[0], actions=[[0, 0, "attack: single 99"]] + games[0]["actions"][1:])
+    with pytest.raises(ReplayError):
+        replay_game(broken)
+
+
+# ---------------------------------------------------------------------------------------
+# terminal play
+# ---------------------------------------------------------------------------------------
+def test_play_survives_bad_input_and_finishes():
+    bad = ["", "abc", "0", "999", "-3", "  ", "2.5", "?", "defend with everything"]
+    script = itertools.chain(bad, itertools.cycle(bad[:3] + ["1"]))
+    out: list[str] = []
+    res = play_human("random", seat=0, seed=4, input_fn=lambda prompt: next(script), output_fn=out.append)
+    assert not res.quit and (res.record.winner is not None or res.record.truncated)
+    text = "\n".join(out)
+    assert "Empty entry." in text and "is not a legal move" in text and "is not a move number" in text
+    assert "Game over" in text
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_eof_and_quit_end_the_game_cleanly(seat):
+    def eof(prompt):
+        raise EOFError
+
+    out: list[str] = []
+    res = play_human("random", seat=seat, seed=1, input_fn=eof, output_fn=out.append)
+    assert res.quit and res.winner is None
+    assert "Game ended by the player." in out
+    script = iter(["1", "1", "quit"])
+    res = play_human("random", seat=seat, seed=1, input_fn=lambda p: next(script), output_fn=lambda s: None)
+    assert res.quit and len([a for a in res.record.actions if a[0] == seat]) == 2
+
+
+def test_moves_can_be_typed_by_name():
+    cfg = make_config()
+    names = new_game(cfg, 0).rules.codec.names
+    script = iter(["replace: stop"])
+    agent = HumanAgent(input_fn=lambda p: next(script), output_fn=lambda s: None)
+    agent.reset(0, agent_rngs(0, 0)[0])
+    action = agent.act(AgentInput.from_state(new_game(cfg, 0), 0))
+    assert names[action] == "replace: stop"
+
+
+def test_human_agent_works_in_play_game():
+    script = itertools.cycle(["1"])
+    human = HumanAgent(input_fn=lambda p: next(script), output_fn=lambda s: None)
+    record = play_game([make_agent("random"), human], seed=6)
+    assert record.winner is not None or record.truncated
+    with pytest.raises(HumanQuit):
+        HumanAgent(input_fn=lambda p: "q", output_fn=lambda s: None).act(
+            AgentInput.from_state(new_game(make_config(), 0), 0))
+
+
+def test_human_sees_only_own_cards_and_public_information():
+    state = new_game(make_config(), 12)
+    twin = state.clone()
+    # give the opponent (player_1) a different hand, drawn from the hidden draw pile
+    opp_cards = [v for v, n in enumerate(twin.hands[1]) for _ in range(n)]
+    pile = list(twin.draw_pile)
+    swapped = 0
+    for i, card in enumerate(pile):
+        if card not in opp_cards and swapped < 3:
+            victim = opp_cards[swapped]
+            twin.hands[1][victim] -= 1
+            twin.hands[1][card] += 1
+            pile[i] = victim
+            swapped += 1
+    twin.draw_pile = pile[::-1]
+    assert twin.hands[1] != state.hands[1]
+    assert format_view(player_view(state, 0)) == format_view(player_view(twin, 0))
+    assert format_view(player_view(state, 0)) != format_view(player_view(state, 1))
+    # the human agent never needs more than the view: an input without an observation works
+    inp = AgentInput(player_view(state, 0), lambda: (_ for _ in ()).throw(AssertionError("no obs")))
+    out: list[str] = []
+    agent = HumanAgent(input_fn=lambda p: "1", output_fn=out.append)
+    agent.reset(0, agent_rngs(0, 0)[0])
+    agent.act(inp)
+    hand = " ".join(str(v) for v in state.hand_values(0))
+    assert f"Your hand: {hand}" in "\n".join(out)

@@ -1,0 +1,225 @@
+"""Training: the Gymnasium view, configs, smoke runs, reproducibility, resume, trained agents."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pydantic import ValidationError
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.env_checker import check_env
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+from agents.arena import play_game
+from agents.registry import make_agent
+from agents.trained import ModelFileError, write_metadata
+from experiments.config import ExperimentConfig, load_experiment
+from experiments.gym_env import TacocatSingleAgentEnv, make_env_fn
+from experiments.train import train
+from tacocat_env.errors import IllegalActionError
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = ROOT / "experiments" / "configs" / "smoke.yaml"
+POOL = [("random", 1.0), ("highcard", 1.0)]
+
+
+def smoke_config(tmp_path: Path, **overrides) -> ExperimentConfig:
+    sets = [f"run_root={tmp_path}"] + [f"{k}={v}" for k, v in overrides.items()]
+    return load_experiment(SMOKE, overrides=sets)
+
+
+def test_single_agent_env_passes_sb3_check_env():
+    # check_env samples unmasked actions, hence "penalize"
+    check_env(TacocatSingleAgentEnv(POOL, illegal_action="penalize"), warn=True)
+
+
+def test_illegal_action_raises_and_leaves_the_game_unchanged():
+    env = TacocatSingleAgentEnv(POOL)
+    env.reset(seed=0)
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    before = list(env.game.actions)
+    with pytest.raises(IllegalActionError, match="not legal"):
+        env.step(illegal)
+    assert env.game.actions == before
+
+
+@pytest.mark.parametrize("vec_cls", [DummyVecEnv, SubprocVecEnv])
+def test_masks_are_honoured_inside_vectorised_envs(vec_cls):
+    fns = [make_env_fn(POOL, {}, "alternate") for _ in range(2)]
+    vec = vec_cls(fns) if vec_cls is DummyVecEnv else vec_cls(fns, start_method="spawn")
+    vec.seed(3)
+    vec.reset()
+    rng = np.random.default_rng(0)
+    finished = 0
+    for _ in range(400):
+        masks = np.stack(vec.env_method("action_masks"))
+        assert masks.any(axis=1).all()  # the learner always has a legal move when asked
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        _, _, dones, _ = vec.step(actions)  # "raise" mode: an illegal action would fail here
+        finished += int(dones.sum())
+    vec.close()
+    assert finished > 0
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+def test_reward_is_the_learners_in_either_seat(seat):
+    env = TacocatSingleAgentEnv([("random", 1.0)], learner_seat=seat)
+    rng = np.random.default_rng(seat)
+    outcomes = set()
+    for episode in range(30):
+        env.reset(seed=episode)
+        assert env.seat == seat
+        done, total = False, 0.0
+        while not done:
+            action = int(rng.choice(np.flatnonzero(env.action_masks())))
+            _, reward, terminated, truncated, _ = env.step(action)
+            total += reward
+            done = terminated or truncated
+        expected = 0.0 if env.game.winner is None else (1.0 if env.game.winner == seat else -1.0)
+        assert total == expected
+        outcomes.add(expected)
+    assert {1.0, -1.0} <= outcomes
+
+
+def test_alternate_seats_and_round_shaping():
+    env = TacocatSingleAgentEnv([("random", 1.0)], rules={"round_reward": 0.25})
+    seats = []
+    for _ in range(4):
+        env.reset() if seats else env.reset(seed=1)
+        seats.append(env.seat)
+        done, total = False, 0.0
+        rng = np.random.default_rng(len(seats))
+        while not done:
+            _, r, term, trunc, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+            total += r
+            done = term or trunc
+        won = sum(1 for e in env.game.events if e[0] == "move" and e[1] == env.seat)
+        lost = sum(1 for e in env.game.events if e[0] == "move" and e[1] != env.seat)
+        final = 0.0 if env.game.winner is None else (1.0 if env.game.winner == env.seat else -1.0)
+        assert total == pytest.approx(final + 0.25 * (won - lost))
+    assert seats == [0, 1, 0, 1]
+
+
+def test_config_errors_name_the_key(tmp_path):
+    with pytest.raises(ValidationError, match="learning_rte"):
+        smoke_config(tmp_path, **{"algo.learning_rte": 0.1})
+    with pytest.raises(ValidationError, match="n_envs"):
+        smoke_config(tmp_path, n_envs="many")
+    with pytest.raises(ValidationError, match="tie_policy"):
+        smoke_config(tmp_path, **{"rules.tie_policy": "coin_flip"})
+    with pytest.raises(ValueError, match="key=value"):
+        load_experiment(SMOKE, overrides=["n_envs"])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\ntotal_timesteps: 10\nopponents: [{agent: random}]\nbogus: 1\n")
+    with pytest.raises(ValidationError, match="bogus"):
+        load_experiment(bad)
+
+
+def test_set_overrides_beat_the_file(tmp_path):
+    config = smoke_config(tmp_path, **{"algo.learning_rate": 0.001, "seed": 9})
+    assert config.algo.learning_rate == 0.001 and config.seed == 9
+    assert load_experiment(SMOKE, seed=4).seed == 4
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory) -> Path:
+    return train(smoke_config(tmp_path_factory.mktemp("runs")), progress=False)
+
+
+def test_smoke_run_writes_a_complete_run_directory(smoke_run):
+    for name in ("config.yaml", "run.json", "progress.csv", "eval.csv", "final_model.zip", "best_model.zip",
+                 "learning_curve.png", "final.json"):
+        assert (smoke_run / name).is_file(), name
+    assert list((smoke_run / "tb").iterdir())
+    meta = json.loads((smoke_run / "run.json").read_text())
+    assert {"command", "seed", "versions", "git_commit", "ruleset_hash"} <= set(meta)
+    assert json.loads((smoke_run / "final.json").read_text())["timesteps"] == 2048
+    rows = (smoke_run / "eval.csv").read_text().splitlines()
+    assert rows[0].startswith("timesteps,opponent,win_rate")
+    assert len(rows) == 1 + 2 * 2  # evaluations at 1024 and 2048 against two opponents
+
+
+def test_trained_model_loads_as_an_agent_and_plays_legally(smoke_run):
+    agent = make_agent("ppo", path=str(smoke_run / "final_model.zip"))
+    for seed in range(3):
+        record = play_game([agent, make_agent("random")], seed=seed)  # apply_action rejects illegal moves
+        assert record.winner in (0, 1, None)
+    stochastic = make_agent(f"ppo:path={smoke_run / 'final_model.zip'},deterministic=0")
+    assert play_game([make_agent("random"), stochastic], seed=1).length > 0
+
+
+def test_corrupt_or_mismatched_model_files_are_clear_errors(smoke_run, tmp_path):
+    corrupt = tmp_path / "corrupt.zip"
+    corrupt.write_bytes(b"not a zip at all")
+    with pytest.raises(ModelFileError, match="corrupt zip"):
+        make_agent("ppo", path=str(corrupt))
+    with pytest.raises(ModelFileError, match="does not exist"):
+        make_agent("ppo", path=str(tmp_path / "missing.zip"))
+    other = tmp_path / "other_rules.zip"
+    model = MaskablePPO.load(smoke_run / "final_model.zip")
+    model.save(other)
+    with pytest.raises(ModelFileError, match="not a model saved by"):
+        make_agent("ppo", path=str(other))
+    write_metadata(other, {"ruleset_hash": "0000000000000000", "observation_size": 136})
+    agent = make_agent("ppo", path=str(other))
+    with pytest.raises(ModelFileError, match="trained for ruleset 0000000000000000"):
+        play_game([agent, make_agent("random")], seed=0)
+
+
+def _weights(path: Path) -> dict:
+    model = MaskablePPO.load(path)
+    return {k: v.numpy().copy() for k, v in model.policy.state_dict().items()}
+
+
+def _metrics(run: Path) -> list[list[str]]:
+    """progress.csv without the wall-clock columns."""
+    lines = (run / "progress.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    keep = [i for i, h in enumerate(header) if not h.startswith("time/fps") and h != "time/time_elapsed"]
+    return [[row.split(",")[i] for i in keep] for row in lines]
+
+
+def test_same_seed_same_curve_and_weights(smoke_run, tmp_path):
+    again = train(smoke_config(tmp_path), progress=False)
+    assert _metrics(again) == _metrics(smoke_run)
+    assert (again / "eval.csv").read_text() == (smoke_run / "eval.csv").read_text()
+    first, second = _weights(smoke_run / "final_model.zip"), _weights(again / "final_model.zip")
+    assert first.keys() == second.keys()
+    assert all(np.array_equal(first[k], second[k]) for k in first)
+    other = train(smoke_config(tmp_path, seed=1), progress=False)
+    assert not all(np.array_equal(first[k], v) for k, v in _weights(other / "final_model.zip").items())
+
+
+def test_resume_after_kill_continues_from_the_last_checkpoint(tmp_path):
+    total = 12288
+    cmd = [sys.executable, "-m", "experiments.train", "--config", str(SMOKE), "--no-progress",
+           "--set", f"run_root={tmp_path}", "--set", f"total_timesteps={total}", "--set", "eval.every=4096"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    deadline = time.time() + 120
+    while time.time() < deadline and not list(tmp_path.glob("*/checkpoints/ckpt_*.json")):
+        assert proc.poll() is None, proc.stdout.read().decode()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    run_dir = next(tmp_path.iterdir())
+    assert not (run_dir / "final_model.zip").exists()
+    saved = max(int(p.stem.split("_")[1]) for p in (run_dir / "checkpoints").glob("ckpt_*.json"))
+    assert saved < total
+    resumed = train(resume=run_dir, progress=False)
+    assert resumed == run_dir
+    assert json.loads((run_dir / "final.json").read_text())["timesteps"] == total
+    assert (run_dir / f"progress_resumed_{saved}.csv").is_file()
+    steps = [line.split(",")[0] for line in (run_dir / "eval.csv").read_text().splitlines()[1:]]
+    assert len(steps) == len(set(zip(steps, range(len(steps)))))
+    assert sorted({int(s) for s in steps}) == [4096, 8192, 12288]
+    with zipfile.ZipFile(run_dir / "final_model.zip") as archive:
+        assert json.loads(archive.read("tacocat.json"))["timesteps"] == total
