@@ -5,6 +5,7 @@
     tacocat tournament --agents random,highcard,planner --games 100 --seed 1 --workers 2 --out results/t1
     tacocat play --opponent planner --seat 1 --seed 7
     tacocat replay g.jsonl --game 3
+    tacocat train --config experiments/configs/ppo_vs_heuristics.yaml --seed 1 --set algo.learning_rate=1e-3
 
 Also runnable as `python -m experiments.cli`. Matches and tournaments use the duplicate
 format: `--games N` is the number of deal pairs (2N games, seats swapped on each deal).
@@ -22,7 +23,7 @@ from rich.table import Table
 
 app = typer.Typer(
     name="tacocat",
-    help="Tacocat Spelled Backwards research environment: agents, matches, tournaments, play, replay.",
+    help="Tacocat Spelled Backwards research environment: agents, matches, tournaments, play, replay, train.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -244,7 +245,37 @@ def replay_command(
     typer.echo("\n".join(replay.lines))
 
 
-# A `train` command is added here by the training module (e.g. `@app.command("train")`).
+@app.command("train")
+def train_command(
+    config: Optional[Path] = typer.Option(None, "--config", help="Experiment YAML (experiments/configs/*.yaml)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Overrides the config's seed."),
+    overrides: list[str] = typer.Option([], "--set", help="KEY=VALUE override, dotted for nested fields (repeatable)."),
+    resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the interrupted run in RUN_DIR."),
+    evaluate: bool = typer.Option(False, "--evaluate", help="After training, evaluate against the whole ladder."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+) -> None:
+    """Train MaskablePPO from a YAML experiment config (file < --seed < --set)."""
+    from experiments.config import ExperimentConfig, load_experiment
+    from experiments.final_eval import evaluate_run, print_table
+    from experiments.train import train
+
+    if config is None and resume is None:
+        typer.echo("error: give --config FILE or --resume RUN_DIR", err=True)
+        raise typer.Exit(2)
+    try:
+        experiment = None if resume else load_experiment(config, seed, overrides)
+    except (ValueError, OSError) as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
+    argv = ["--config", str(config), *(f"--seed {seed}".split() if seed is not None else [])]
+    argv += [f"--set {o}" for o in overrides]
+    run_dir = train(experiment, resume=resume, argv=argv, progress=progress)
+    typer.echo(f"run directory: {run_dir}")
+    if evaluate:
+        import yaml
+
+        resolved = ExperimentConfig(**yaml.safe_load((run_dir / "config.yaml").read_text()))
+        print_table(evaluate_run(run_dir, resolved, progress=progress), f"{resolved.name} vs the ladder")
 
 
 if __name__ == "__main__":

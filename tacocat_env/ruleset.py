@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from tacocat_env.actions import ActionCodec
 from tacocat_env.config import RulesConfig
 
@@ -51,8 +53,9 @@ _COMPILED: dict[str, Ruleset] = {}
 
 
 def compile_rules(config: RulesConfig) -> Ruleset:
-    """The compiled ruleset of a config, cached by ruleset hash."""
-    key = config.ruleset_hash()
+    """The compiled ruleset of a config, cached by every field of the config (the ruleset
+    hash leaves reward shaping out, so it cannot be the key)."""
+    key = json.dumps(config.canonical_dict(), sort_keys=True)
     if key not in _COMPILED:
         _COMPILED[key] = Ruleset(config)
     return _COMPILED[key]
