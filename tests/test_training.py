@@ -223,3 +223,20 @@ def test_resume_after_kill_continues_from_the_last_checkpoint(tmp_path):
     assert sorted({int(s) for s in steps}) == [4096, 8192, 12288]
     with zipfile.ZipFile(run_dir / "final_model.zip") as archive:
         assert json.loads(archive.read("tacocat.json"))["timesteps"] == total
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "experiments" / "configs").glob("*.yaml")), ids=lambda p: p.stem)
+def test_shipped_configs_are_valid(path):
+    config = load_experiment(path)
+    assert config.total_timesteps > 0 and config.opponents
+
+
+def test_selfplay_adds_snapshots_of_the_learner_to_the_pool(tmp_path):
+    config = smoke_config(tmp_path, **{"selfplay.snapshot_every": 512, "selfplay.keep_latest": 2})
+    run_dir = train(config, progress=False)
+    snapshots = sorted((run_dir / "snapshots").glob("snapshot_*.zip"))
+    assert len(snapshots) == 4  # at 512, 1024, 1536, 2048 timesteps
+    ckpt = json.loads((run_dir / "checkpoints" / "ckpt_2048.json").read_text())
+    assert len(ckpt["snapshots"]) == 2 and ckpt["snapshots"][-1].endswith("snapshot_2048.zip,deterministic=0")
+    snapshot_agent = make_agent(ckpt["snapshots"][-1])
+    assert play_game([snapshot_agent, make_agent("random")], seed=0).length > 0
