@@ -240,3 +240,22 @@ def test_selfplay_adds_snapshots_of_the_learner_to_the_pool(tmp_path):
     assert len(ckpt["snapshots"]) == 2 and ckpt["snapshots"][-1].endswith("snapshot_2048.zip,deterministic=0")
     snapshot_agent = make_agent(ckpt["snapshots"][-1])
     assert play_game([snapshot_agent, make_agent("random")], seed=0).length > 0
+
+
+def test_masked_distribution_has_no_nan_and_no_mass_on_illegal_actions(smoke_run):
+    import torch
+
+    model = MaskablePPO.load(smoke_run / "final_model.zip")
+    env = TacocatSingleAgentEnv(POOL)
+    obs, _ = env.reset(seed=2)
+    for _ in range(60):
+        mask = env.action_masks()
+        with torch.no_grad():
+            tensor, _ = model.policy.obs_to_tensor(obs)
+            probs = model.policy.get_distribution(tensor, action_masks=mask).distribution.probs[0].numpy()
+        assert np.isfinite(probs).all()
+        assert probs[~mask].max(initial=0.0) < 1e-6 and probs[mask].sum() == pytest.approx(1.0, abs=1e-5)
+        action, _ = model.predict(obs, action_masks=mask, deterministic=False)
+        obs, _, terminated, truncated, _ = env.step(int(action))
+        if terminated or truncated:
+            obs, _ = env.reset()
