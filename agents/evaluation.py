@@ -237,7 +237,7 @@ def play_deal(
             agents, gens = (agent_a, agent_b), (gen_a, gen_b)
         else:
             agents, gens = (agent_b, agent_a), (gen_b, gen_a)
-        record = play_game(agents, dseed, config=config, agent_generators=gens, keep_events=False)
+        record = play_game(agents, dseed, config=config, agent_generators=gens, keep_events=keep_records)
         outcomes.append(GameOutcome(record.winner, record.length, record.rounds, record.truncated))
         records.append(record)
     return DealResult(deal, dseed, (outcomes[0], outcomes[1]), (records[0], records[1]) if keep_records else None)
@@ -374,7 +374,7 @@ def match(
 
     Agents are given by spec string ("search:simulations=200") or, with workers=1 only, by
     instance. `config`: a RulesConfig, a mapping, a YAML path or None (defaults).
-    `keep_records`: keep every game's `GameRecord` (actions) in `MatchResult.records`.
+    `keep_records`: keep every game's `GameRecord` (actions and public events) in `MatchResult.records`.
     The result is identical for any `workers` (see the module docstring).
     """
     if games < 1:

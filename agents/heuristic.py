@@ -171,7 +171,7 @@ class CardCounterAgent(PlannerAgent):
 
         def forced(action: int) -> tuple[float, int]:
             cards = attack_cards(rules, action)
-            return sum(_simulate_answers(rules, opp, cards)[0] for opp in hands), min(cards)
+            return sum(_forced_sacrifices(rules, opp, cards) for opp in hands), min(cards)
 
         return max(widest, key=forced)
 
@@ -193,12 +193,11 @@ class CardCounterAgent(PlannerAgent):
         return hands
 
 
-def _simulate_answers(rules: Ruleset, hand: list[int], attack: tuple[int, ...]) -> tuple[int, int]:
-    """(keeper-losing sacrifices, 1 if the attacker keeps the attack) when `hand` answers
-    `attack` with `keeper_safe_answer`."""
+def _forced_sacrifices(rules: Ruleset, hand: list[int], attack: tuple[int, ...]) -> int:
+    """How many answers must be sacrifices when `hand` answers `attack` with
+    `keeper_safe_answer` (each one costs the defender their lowest card)."""
     hand = list(hand)
     sacrifices = 0
-    failed = False
     for target in attack:
         action = keeper_safe_answer(rules, hand, target)
         if action == rules.codec.sacrifice:
@@ -206,6 +205,5 @@ def _simulate_answers(rules: Ruleset, hand: list[int], attack: tuple[int, ...]) 
             sacrifices += 1
         else:
             card = action - rules.codec.defend_base
-        failed |= card < target
         hand[card] -= 1
-    return sacrifices, int(failed)
+    return sacrifices

@@ -209,19 +209,18 @@ def markdown(result: TournamentResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _pyplot():
-    import matplotlib
+def _figure(width: float, height: float):
+    """A figure that is not registered with pyplot: saving it never switches the caller's
+    backend (a notebook's inline plots keep working) and needs no display."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    return Figure(figsize=(width, height))
 
 
 def _plot_heatmap(result: TournamentResult, path: Path) -> None:
-    plt = _pyplot()
     n = len(result.agents)
-    fig, ax = plt.subplots(figsize=(1.6 + 0.9 * n, 1.2 + 0.8 * n))
+    fig = _figure(1.6 + 0.9 * n, 1.2 + 0.8 * n)
+    ax = fig.subplots()
     data = np.ma.masked_invalid(result.matrix)
     image = ax.imshow(data, cmap="RdBu", vmin=0.0, vmax=1.0)
     ax.set_xticks(range(n), result.agents, rotation=45, ha="right")
@@ -236,17 +235,16 @@ def _plot_heatmap(result: TournamentResult, path: Path) -> None:
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def _plot_ratings(result: TournamentResult, path: Path) -> None:
-    plt = _pyplot()
     board = result.leaderboard()[::-1]  # best at the top
     names = [row["agent"] for row in board]
     values = np.array([row["rating"] for row in board])
     low = np.array([row["low"] for row in board])
     high = np.array([row["high"] for row in board])
-    fig, ax = plt.subplots(figsize=(6.5, 1.2 + 0.45 * len(names)))
+    fig = _figure(6.5, 1.2 + 0.45 * len(names))
+    ax = fig.subplots()
     ax.errorbar(values, range(len(names)), xerr=[values - low, high - values], fmt="o", capsize=4)
     ax.set_yticks(range(len(names)), names)
     ax.axvline(0.0, color="grey", lw=0.8, ls=":")
@@ -254,4 +252,3 @@ def _plot_ratings(result: TournamentResult, path: Path) -> None:
     ax.set_title("Ratings")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)

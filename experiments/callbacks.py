@@ -160,7 +160,9 @@ class ProgressCallback(BaseCallback):
     def _on_training_start(self) -> None:
         from tqdm.auto import tqdm
 
-        self.bar = tqdm(total=self.total, initial=self.start, unit="step", dynamic_ncols=True)
+        rollout = self.model.n_steps * self.model.n_envs  # SB3 finishes the last rollout
+        total = -(-self.total // rollout) * rollout
+        self.bar = tqdm(total=total, initial=self.start, unit="step", dynamic_ncols=True)
         self.t0, self.last = time.perf_counter(), self.start
 
     def _on_step(self) -> bool:

@@ -9,10 +9,7 @@ from pathlib import Path
 
 def plot_learning_curve(run_dir: Path, out_name: str = "learning_curve.png") -> Path | None:
     """Plot `eval.csv` of a run (95% Wilson bands) into `run_dir/out_name`; None if no data."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # not pyplot: the caller's backend stays as it is
 
     path = Path(run_dir) / "eval.csv"
     if not path.exists():
@@ -22,7 +19,8 @@ def plot_learning_curve(run_dir: Path, out_name: str = "learning_curve.png") -> 
         for row in csv.DictReader(f):
             series[row["opponent"]].append(
                 (int(row["timesteps"]), float(row["win_rate"]), float(row["ci_low"]), float(row["ci_high"])))
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig = Figure(figsize=(7, 4.2))
+    ax = fig.subplots()
     for opponent, points in series.items():
         points.sort()
         steps = [p[0] for p in points]
@@ -37,5 +35,4 @@ def plot_learning_curve(run_dir: Path, out_name: str = "learning_curve.png") -> 
     fig.tight_layout()
     out = Path(run_dir) / out_name
     fig.savefig(out, dpi=120)
-    plt.close(fig)
     return out

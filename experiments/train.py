@@ -100,7 +100,9 @@ def save_model(model: Any, path: Path, config: ExperimentConfig) -> None:
 
 
 def latest_checkpoint(run_dir: Path) -> Path | None:
-    found = sorted((run_dir / CHECKPOINTS).glob("ckpt_*.zip"), key=lambda p: int(p.stem.split("_")[1]))
+    """The newest complete checkpoint (its .json, written last, marks it complete)."""
+    found = sorted((p for p in (run_dir / CHECKPOINTS).glob("ckpt_*.zip") if p.with_suffix(".json").exists()),
+                   key=lambda p: int(p.stem.split("_")[1]))
     return found[-1] if found else None
 
 
@@ -144,16 +146,12 @@ def make_model(config: ExperimentConfig, env: Any) -> Any:
 
 
 def configure_logger(model: Any, run_dir: Path, resumed_at: int | None) -> None:
-    from stable_baselines3.common.logger import configure
+    from stable_baselines3.common.logger import CSVOutputFormat, Logger, TensorBoardOutputFormat
 
     # SB3's CSV writer truncates its file, so a resumed segment logs to its own file
     name = "progress.csv" if resumed_at is None else f"progress_resumed_{resumed_at}.csv"
-    logger = configure(str(run_dir / "tb"), ["csv", "tensorboard"])
-    for fmt in logger.output_formats:
-        if type(fmt).__name__ == "CSVOutputFormat":
-            fmt.file.close()
-            fmt.file = open(run_dir / name, "w+t")  # noqa: SIM115 (owned by the logger)
-    model.set_logger(logger)
+    formats = [CSVOutputFormat(str(run_dir / name)), TensorBoardOutputFormat(str(run_dir / "tb"))]
+    model.set_logger(Logger(str(run_dir), formats))
 
 
 # ---------------------------------------------------------------------------------------
@@ -183,6 +181,8 @@ def train(
     seed_everything(config.seed, config.torch_threads)
     env = make_vec_env(config)
     checkpoint = latest_checkpoint(run_dir) if resume is not None else None
+    if resume is not None and checkpoint is None:  # killed before the first checkpoint: start over
+        (run_dir / "eval.csv").unlink(missing_ok=True)
     if checkpoint is not None:
         from sb3_contrib import MaskablePPO
 

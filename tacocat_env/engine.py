@@ -150,14 +150,18 @@ class GameState:
 # set-up and rounds (R2, R6.4)
 # ---------------------------------------------------------------------------------------
 def new_game(
-    config: RulesConfig | dict[str, Any] | None = None,
+    config: Ruleset | RulesConfig | dict[str, Any] | None = None,
     seed: int | np.random.Generator | None = None,
 ) -> GameState:
     """A new game (R2): Tacocat on the centre, no tiles, first round dealt.
 
-    All randomness comes from the given seed or `numpy.random.Generator`.
+    `config` is a rules config (or a mapping of its fields, or None for the defaults) or an
+    already compiled `Ruleset`. All randomness comes from the given seed or Generator.
     """
-    rules = compile_rules(config if isinstance(config, RulesConfig) else make_config(config))
+    if isinstance(config, Ruleset):
+        rules = config
+    else:
+        rules = compile_rules(config if isinstance(config, RulesConfig) else make_config(config))
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     state = GameState(rules=rules, rng=rng, space=rules.config.centre, covered=[False] * rules.n_spaces)
     _start_round(state)
@@ -275,6 +279,9 @@ def apply_action(state: GameState, action: int, player: int | None = None) -> No
         raise NotYourTurnError(f"player_{player} tried to act, but it is player_{state.to_act}'s turn")
     legal = legal_actions(state)
     codec = state.rules.codec
+    if type(action) is int and action in legal:  # the common case, checked cheaply
+        _apply_legal(state, action)
+        return
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
         raise ActionOutOfRangeError(
             f"action must be an integer id in [0, {codec.size}), got {action!r}; legal: {_legal_text(state, legal)}",
@@ -292,9 +299,13 @@ def apply_action(state: GameState, action: int, player: int | None = None) -> No
             f"now; legal: {_legal_text(state, legal)}",
             action, legal, [codec.names[a] for a in legal],
         )
+    _apply_legal(state, action)
+
+
+def _apply_legal(state: GameState, action: int) -> None:
     state._legal_cache = None
     state.actions.append((state.to_act, action))
-    move = codec.moves[action]
+    move = state.rules.codec.moves[action]
     kind = move.kind
     if kind == "replace":
         _set_aside(state, move.cards[0])

@@ -92,48 +92,107 @@ def _one_hot(size: int, index: int | None) -> list[float]:
 def encode(state: GameState, player: int) -> np.ndarray:
     """The observation vector of `player` (a function of its private + public info only)."""
     rules = state.rules
-    n_values, n_spaces = rules.n_values, rules.n_spaces
+    tables = _TABLES.get(rules)
+    if tables is None:
+        tables = _TABLES[rules] = _Tables(rules)
+    one_hot_v = tables.one_hot_v
     opp = 1 - player
     phase = state.phase
-    replacing = phase is Phase.REPLACE and state.to_act == player
-    own_aside = list(state.set_aside[player])
-    if state.duel[player] is not None:
-        own_aside[state.duel[player]] += 1  # type: ignore[index]
-    attack = [0.0] * n_values
-    for v in state.attack:
-        attack[v] += 1
-    answers = [0.0] * n_values
-    for v in state.answers:
-        answers[v] += 1
-    current = state.attack[len(state.answers)] if phase is Phase.ANSWER else None
-    failing = any(a < t for a, t in zip(state.answers, state.attack))
-    duel = state.last_duel
-    if state.arrow is None:
-        role = 0
+    over = phase is Phase.OVER
+    to_act = state.to_act
+    hand = state.hands[player]
+    aside = state.set_aside[player]
+    own_duel = state.duel[player]
+    if own_duel is None:
+        own_aside = aside
     else:
-        role = 1 if state.arrow == player else 2
-    mine = [state.replaced[player] or 0, state.replaced[opp] or 0]
-    allowance = state.replace_cap[player] - sum(state.set_aside[player]) if replacing else 0
-    # the board seen from my goal: player_0's goal is left of space 0, player_1's right of the last
-    order = range(n_spaces) if player == 0 else range(n_spaces - 1, -1, -1)
-    tacocat = [1.0 if s == state.space and phase is not Phase.OVER else 0.0 for s in order]
-    covered = [1.0 if state.covered[s] else 0.0 for s in order]
-    arrow = 2 if state.arrow is None else (0 if state.arrow == player else 1)
-    attacker = 2 if state.attacker is None else (0 if state.attacker == player else 1)
-    values = (
-        state.hands[player] + own_aside + state.discard + attack + answers
-        + _one_hot(n_values, current)
-        + _one_hot(n_values, None if duel is None else duel[player])
-        + _one_hot(n_values, None if duel is None else duel[opp])
-        + [float(failing), state.hand_size(player), state.hand_size(opp), len(state.draw_pile)]
-        + _one_hot(5, int(phase))
-        + [float(state.to_act == player and phase is not Phase.OVER), allowance] + mine
-        + _one_hot(3, role) + tacocat + covered
-        + [_moves_to_goal(state, player), _moves_to_goal(state, opp), rules.board[state.space]]
-        + _one_hot(3, arrow) + _one_hot(3, attacker)
-        + [state.rounds_played / state.config.max_rounds]
-    )
+        own_aside = list(aside)
+        own_aside[own_duel] += 1
+    attack_cards = state.attack
+    answer_cards = state.answers
+    if attack_cards or answer_cards:
+        attack = [0.0] * rules.n_values
+        for v in attack_cards:
+            attack[v] += 1
+        answers = [0.0] * rules.n_values
+        for v in answer_cards:
+            answers[v] += 1
+        failing = float(any(a < t for a, t in zip(answer_cards, attack_cards)))
+    else:  # no trick on the table (most steps)
+        attack = answers = tables.zeros_v
+        failing = 0.0
+    current = attack_cards[len(answer_cards)] if phase is Phase.ANSWER else None
+    duel = state.last_duel
+    if duel is None:
+        duel_own = duel_opp = None
+    else:
+        duel_own, duel_opp = duel[player], duel[opp]
+    arrow = rules.arrows[state.space]
+    replaced = state.replaced
+    aside_total = sum(aside)
+    if phase is Phase.REPLACE and to_act == player:
+        allowance = state.replace_cap[player] - aside_total
+    else:
+        allowance = 0
+    opp_duel = state.duel[opp]
+    board = _board_block(tables, state, player, arrow, over)
+    attacker = state.attacker
+    values = [
+        *hand, *own_aside, *state.discard, *attack, *answers,
+        *one_hot_v[current], *one_hot_v[duel_own], *one_hot_v[duel_opp],
+        failing,
+        sum(hand) + aside_total + (own_duel is not None),
+        sum(state.hands[opp]) + sum(state.set_aside[opp]) + (opp_duel is not None),
+        len(state.draw_pile),
+        *_PHASE_ONE_HOT[phase],
+        float(to_act == player and not over), allowance, replaced[player] or 0, replaced[opp] or 0,
+        *_THREE_ONE_HOT[0 if arrow is None else (1 if arrow == player else 2)],
+        *board,
+        *_THREE_ONE_HOT[2 if attacker is None else (0 if attacker == player else 1)],
+        state.rounds_played / state.config.max_rounds,
+    ]
     return np.asarray(values, dtype=np.float32)
+
+
+class _Tables:
+    """Per-ruleset constants and caches of `encode` (pure speed-ups, same numbers)."""
+
+    def __init__(self, rules: Ruleset) -> None:
+        n = rules.n_values
+        self.zeros_v = [0.0] * n
+        #: one_hot_v[i]: one-hot list of value index i; one_hot_v[None]: all zeros
+        self.one_hot_v: dict[int | None, list[float]] = {i: _one_hot(n, i) for i in range(n)}
+        self.one_hot_v[None] = self.zeros_v
+        #: (player, space, covered, winner, over) -> tacocat + covered + moves_to_goal + deal_size + arrow
+        self.board: dict[tuple, list[float]] = {}
+
+
+_TABLES: dict[Ruleset, _Tables] = {}
+_PHASE_ONE_HOT = {p: _one_hot(5, int(p)) for p in Phase}
+_THREE_ONE_HOT = [_one_hot(3, i) for i in range(3)]
+
+
+def _board_block(tables: _Tables, state: GameState, player: int, arrow: int | None, over: bool) -> list[float]:
+    """The slices tacocat, covered, moves_to_goal, deal_size and arrow (cached: they change
+    only between rounds)."""
+    key = (player, state.space, tuple(state.covered), state.winner, over)
+    block = tables.board.get(key)
+    if block is None:
+        rules = state.rules
+        n_spaces = rules.n_spaces
+        order = range(n_spaces) if player == 0 else range(n_spaces - 1, -1, -1)
+        tacocat = [1.0 if s == state.space and not over else 0.0 for s in order]
+        covered = [1.0 if state.covered[s] else 0.0 for s in order]
+        arrow_index = 2 if arrow is None else (0 if arrow == player else 1)
+        block = (
+            tacocat + covered
+            + [_moves_to_goal(state, player), _moves_to_goal(state, 1 - player), rules.board[state.space]]
+            + _one_hot(3, arrow_index)
+        )
+        if len(tables.board) >= 100_000:
+            tables.board.clear()
+        tables.board[key] = block
+    return block
 
 
 def _moves_to_goal(state: GameState, player: int) -> int:

@@ -259,3 +259,15 @@ def test_masked_distribution_has_no_nan_and_no_mass_on_illegal_actions(smoke_run
         obs, _, terminated, truncated, _ = env.step(int(action))
         if terminated or truncated:
             obs, _ = env.reset()
+
+
+def test_latest_checkpoint_skips_a_checkpoint_without_its_completion_marker(tmp_path):
+    from experiments.train import latest_checkpoint
+
+    folder = tmp_path / "checkpoints"
+    folder.mkdir()
+    for steps in (1024, 2048):
+        (folder / f"ckpt_{steps}.zip").write_bytes(b"zip")
+    (folder / "ckpt_1024.json").write_text("{}")  # 2048 was killed between the two writes
+    assert latest_checkpoint(tmp_path) == folder / "ckpt_1024.zip"
+    assert latest_checkpoint(tmp_path / "nothing") is None
