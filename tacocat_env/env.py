@@ -171,6 +171,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming convention)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
+        self._rewards_pending = False  # True while `rewards` holds the last step's non-zero rewards
         self._select_current()
         if self.render_mode == "human":
             self.render()
@@ -193,21 +194,26 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming convention)
         rounds_before = game.rounds_played
         apply_action(game, action, _SEAT[agent])  # raises, game unchanged, if illegal
         self._cumulative_rewards[agent] = 0.0
-        self.rewards = {a: 0.0 for a in self.agents}
         shaping = self.config.round_reward
-        if shaping and game.rounds_played > rounds_before and game.last_round_winner is not None:
-            winner = AGENTS[game.last_round_winner]
-            for a in self.agents:
-                self.rewards[a] += shaping if a == winner else -shaping
-        if game.phase is Phase.OVER:
-            final = returns(game)
-            for i, a in enumerate(AGENTS):
-                self.rewards[a] += final[i]
-            flags = self.truncations if game.truncated else self.terminations
-            for a in self.agents:
-                flags[a] = True
+        rewarded = game.phase is Phase.OVER or (
+            shaping and game.rounds_played > rounds_before and game.last_round_winner is not None)
+        if rewarded or self._rewards_pending:
+            self.rewards = {a: 0.0 for a in self.agents}
+            self._rewards_pending = bool(rewarded)
+        if rewarded:
+            if shaping and game.rounds_played > rounds_before and game.last_round_winner is not None:
+                winner = AGENTS[game.last_round_winner]
+                for a in self.agents:
+                    self.rewards[a] += shaping if a == winner else -shaping
+            if game.phase is Phase.OVER:
+                final = returns(game)
+                for i, a in enumerate(AGENTS):
+                    self.rewards[a] += final[i]
+                flags = self.truncations if game.truncated else self.terminations
+                for a in self.agents:
+                    flags[a] = True
+            self._accumulate_rewards()  # (with all rewards 0 there is nothing to add)
         self._select_current()
-        self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
