@@ -79,6 +79,7 @@ class EvaluationCallback(BaseCallback):
         self.timer = _Every(config.eval.every, start)
         self.latest = latest
         self.best_score = -np.inf
+        self.last_evaluated = start
         self.csv_path = run_dir / "eval.csv"
         _truncate_rows(self.csv_path, start)
 
@@ -88,7 +89,8 @@ class EvaluationCallback(BaseCallback):
         return True
 
     def _on_training_end(self) -> None:
-        if self.num_timesteps % self.config.eval.every:
+        rollout = self.model.n_steps * self.model.n_envs
+        if self.num_timesteps - self.last_evaluated >= rollout:  # not evaluated in the last rollout
             self.evaluate()
 
     def evaluate(self) -> None:
@@ -97,7 +99,7 @@ class EvaluationCallback(BaseCallback):
         from experiments.train import save_model
 
         learner = PPOAgent(model=self.model)
-        steps = int(self.num_timesteps)
+        steps = self.last_evaluated = int(self.num_timesteps)
         rows = []
         for opponent in self.config.eval.opponents:
             result = match(learner, opponent, games=self.config.eval.deal_pairs, seed=self.config.eval.seed,

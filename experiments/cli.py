@@ -267,9 +267,7 @@ def train_command(
     except (ValueError, OSError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
-    argv = ["--config", str(config), *(f"--seed {seed}".split() if seed is not None else [])]
-    argv += [f"--set {o}" for o in overrides]
-    run_dir = train(experiment, resume=resume, argv=argv, progress=progress)
+    run_dir = train(experiment, resume=resume, progress=progress)
     typer.echo(f"run directory: {run_dir}")
     if evaluate:
         import yaml

@@ -25,8 +25,7 @@ def main(argv: list[str] | None = None) -> Path:
     args = parser.parse_args(argv)
     config = load_experiment(args.config, args.seed, args.overrides)
     started = time.perf_counter()
-    argv = ["--config", args.config, *(["--seed", str(args.seed)] if args.seed is not None else [])]
-    run_dir = train(config, argv=argv + [f"--set {o}" for o in args.overrides])
+    run_dir = train(config)
     trained = time.perf_counter()
     rows = evaluate_run(run_dir, config)
     print_table(rows, f"{config.name} (seed {config.seed}) vs the ladder, duplicate format")

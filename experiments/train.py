@@ -14,6 +14,7 @@ import argparse
 import json
 import platform
 import random
+import shlex
 import subprocess
 import sys
 import time
@@ -53,7 +54,8 @@ def _git_commit() -> str:
         return "unknown"
 
 
-def run_metadata(config: ExperimentConfig, argv: list[str]) -> dict[str, Any]:
+def run_metadata(config: ExperimentConfig) -> dict[str, Any]:
+    """What reruns the run: the command line that started it, seed, versions, commit, rules."""
     import gymnasium
     import pettingzoo
     import sb3_contrib
@@ -61,7 +63,7 @@ def run_metadata(config: ExperimentConfig, argv: list[str]) -> dict[str, Any]:
     import torch
 
     return {
-        "command": " ".join(["tacocat train", *argv]),
+        "command": shlex.join(sys.argv),
         "seed": config.seed,
         "ruleset_hash": config.rules_config.ruleset_hash(),
         "git_commit": _git_commit(),
@@ -161,7 +163,6 @@ def train(
     config: ExperimentConfig | None = None,
     *,
     resume: Path | None = None,
-    argv: list[str] | None = None,
     progress: bool = True,
 ) -> Path:
     """Train (or resume) a run and return its directory."""
@@ -176,7 +177,7 @@ def train(
     else:
         run_dir = new_run_dir(config)
         (run_dir / "config.yaml").write_text(config.to_yaml())
-        (run_dir / "run.json").write_text(json.dumps(run_metadata(config, argv or []), indent=2))
+        (run_dir / "run.json").write_text(json.dumps(run_metadata(config), indent=2))
 
     seed_everything(config.seed, config.torch_threads)
     env = make_vec_env(config)
@@ -215,7 +216,6 @@ def _restore_rng_state(model: Any, state: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> Path:
-    argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="tacocat train", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", help="experiment YAML (experiments/configs/*.yaml)")
@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> Path:
     if args.resume is None and args.config is None:
         parser.error("give --config FILE (or --resume RUN_DIR)")
     config = None if args.resume else load_experiment(args.config, args.seed, args.overrides)
-    run_dir = train(config, resume=args.resume, argv=argv, progress=not args.no_progress)
+    run_dir = train(config, resume=args.resume, progress=not args.no_progress)
     print(f"run directory: {run_dir}")
     return run_dir
 
