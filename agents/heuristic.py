@@ -11,7 +11,6 @@ lowest card; losing it to a forced sacrifice (R5.5) is the main way to lose a ro
 
 from __future__ import annotations
 
-import numpy as np
 
 from agents.base import Agent, AgentInput
 from agents.registry import register

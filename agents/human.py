@@ -22,11 +22,10 @@ from agents.arena import GameRecord, agent_rngs
 from agents.base import Agent, AgentInput
 from agents.registry import make_agent
 from tacocat_env.config import RulesConfig, make_config
-from tacocat_env.engine import Phase, apply_action, new_game, next_space
-from tacocat_env.render import describe_event
+from tacocat_env.engine import Phase, apply_action, moves_to_goal, new_game
+from tacocat_env.render import board_line, describe_event
 from tacocat_env.view import PlayerView, player_view
 
-_LETTERS = "TACOCAT"
 QUIT_WORDS = {"q", "quit", "exit"}
 HELP_WORDS = {"?", "h", "help"}
 
@@ -42,51 +41,20 @@ def _cards(counts: tuple[int, ...], values: tuple[int, ...]) -> str:
     return " ".join(str(values[v]) for v, n in enumerate(counts) for _ in range(n)) or "-"
 
 
-def view_board_line(view: PlayerView) -> str:
-    """The board as `tacocat_env.render.board_line` draws it, from public facts of the view."""
-    rules = view.rules
-    n = rules.n_spaces
-    over = view.phase is Phase.OVER
-    letters = _LETTERS if n == len(_LETTERS) else "".join(str(i % 10) for i in range(n))
-    cells = []
-    for s in range(n):
-        if view.covered[s]:
-            cells.append("[####]")
-        elif s == view.space and not over:
-            cells.append(f"[@{letters[s]}{rules.board[s]:>2}]")
-        else:
-            cells.append(f"[ {letters[s]}{rules.board[s]:>2}]")
-    left = "P0 GOAL" + ("*" if view.winner == 0 else " ")
-    right = ("*" if view.winner == 1 else " ") + "P1 GOAL"
-    return f"{left} {''.join(cells)} {right}"
-
-
-def _moves_to_goal(view: PlayerView, player: int) -> int:
-    if view.winner is not None:
-        return 0 if view.winner == player else len(view.covered) + 1
-    covered = list(view.covered)
-    space, moves = view.space, 0
-    while 0 <= space < len(covered):
-        nxt = next_space(covered, space, player)
-        covered[space] = True
-        space, moves = nxt, moves + 1
-    return moves
-
-
 def format_view(view: PlayerView) -> str:
     """What `view.player` knows, in words: board, own hand, public cards, trick in progress."""
     values = view.rules.values
     me, opp = view.player, view.opponent
     who = {me: "you", opp: "opponent"}
     arrow = "both players" if view.arrow is None else who[view.arrow]
-    lines = [view_board_line(view)]
+    lines = [board_line(view)]
     if view.phase is Phase.OVER:
         lines.append(f"You are player_{me} (your goal is the P{me} GOAL end). {view.rounds_played} rounds played.")
     else:
         lines += [
             f"You are player_{me} (your goal is the P{me} GOAL end). Round {view.rounds_played + 1}, "
             f"deal {view.deal_size}, arrow -> {arrow}.",
-            f"Rounds you must still win: {_moves_to_goal(view, me)}; the opponent: {_moves_to_goal(view, opp)}.",
+            f"Rounds you must still win: {moves_to_goal(view.covered, view.space, view.winner, me)}; the opponent: {moves_to_goal(view.covered, view.space, view.winner, opp)}.",
         ]
     hand = f"Your hand: {_cards(view.hand, values)}"
     if sum(view.own_set_aside):

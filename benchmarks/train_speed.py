@@ -57,7 +57,7 @@ def main() -> None:
         results[name] = fps(cls, env, config, args.timesteps)
         env.close()
     base = results["PPO, CartPole-v1"]
-    print(f"| run | FPS | vs CartPole |\n|---|---|---|")
+    print("| run | FPS | vs CartPole |\n|---|---|---|")
     for name, value in results.items():
         print(f"| {name} | {value:,.0f} | {value / base:.0%} |")
     print(f"\ntimesteps {args.timesteps}, n_envs {args.n_envs}, n_steps {config.algo.n_steps}, "

@@ -488,6 +488,19 @@ def next_space(covered: list[bool], space: int, player: int) -> int:
     return target
 
 
+def moves_to_goal(covered: list[bool] | tuple[bool, ...], space: int, winner: int | None, player: int) -> int:
+    """Decisive rounds `player` must still win to bring the Tacocat home (R6.3): 0 once they
+    have won, len(covered) + 1 once the opponent has."""
+    if winner is not None:
+        return 0 if winner == player else len(covered) + 1
+    covered = list(covered)
+    moves = 0
+    while 0 <= space < len(covered):
+        covered[space], space = True, next_space(covered, space, player)
+        moves += 1
+    return moves
+
+
 def returns(state: GameState) -> list[float]:
     """Game returns [player_0, player_1]: +1/-1 for a win, 0 for truncation or a game on."""
     if state.winner is None:

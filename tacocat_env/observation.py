@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tacocat_env.engine import GameState, Phase, next_space
+from tacocat_env.engine import GameState, Phase, moves_to_goal
 from tacocat_env.ruleset import Ruleset
 
 
@@ -196,16 +196,7 @@ def _board_block(tables: _Tables, state: GameState, player: int, arrow: int | No
 
 
 def _moves_to_goal(state: GameState, player: int) -> int:
-    """Decisive rounds `player` must still win to bring the Tacocat home (0 once won)."""
-    if state.winner is not None:
-        return 0 if state.winner == player else len(state.covered) + 1
-    covered = list(state.covered)
-    space, moves = state.space, 0
-    while 0 <= space < len(covered):
-        nxt = next_space(covered, space, player)
-        covered[space] = True
-        space, moves = nxt, moves + 1
-    return moves
+    return moves_to_goal(state.covered, state.space, state.winner, player)
 
 
 def legal_mask(legal: list[int], size: int) -> np.ndarray:

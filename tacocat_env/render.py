@@ -3,24 +3,30 @@
 from __future__ import annotations
 
 from tacocat_env.engine import GameState, Phase
+from tacocat_env.view import PlayerView
 
 _LETTERS = "TACOCAT"
 
 
-def board_line(state: GameState) -> str:
-    """The board from player_0's goal to player_1's: letters, deal sizes, tiles, Tacocat."""
-    n = state.rules.n_spaces
+def board_line(game: GameState | PlayerView) -> str:
+    """The board from player_0's goal to player_1's: letters, deal sizes, tiles, Tacocat.
+
+    Takes a full state or a player's view: it reads only public facts.
+    """
+    rules = game.rules
+    n = rules.n_spaces
+    over = game.phase is Phase.OVER
     letters = _LETTERS if n == len(_LETTERS) else "".join(str(i % 10) for i in range(n))
     cells = []
     for s in range(n):
-        if state.covered[s]:
+        if game.covered[s]:
             cells.append("[####]")
-        elif s == state.space and not state.is_over:
-            cells.append(f"[@{letters[s]}{state.rules.board[s]:>2}]")
+        elif s == game.space and not over:
+            cells.append(f"[@{letters[s]}{rules.board[s]:>2}]")
         else:
-            cells.append(f"[ {letters[s]}{state.rules.board[s]:>2}]")
-    left = "P0 GOAL" + ("*" if state.winner == 0 else " ")
-    right = ("*" if state.winner == 1 else " ") + "P1 GOAL"
+            cells.append(f"[ {letters[s]}{rules.board[s]:>2}]")
+    left = "P0 GOAL" + ("*" if game.winner == 0 else " ")
+    right = ("*" if game.winner == 1 else " ") + "P1 GOAL"
     return f"{left} {''.join(cells)} {right}"
 
 

@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 
+from agents.base import Agent, AgentInput
+from agents.registry import register
 from tacocat_env import GameState, RulesConfig, apply_action, legal_actions, new_game
 from tacocat_env.engine import Phase
 
@@ -206,3 +208,19 @@ def rules_configs(draw: Callable) -> RulesConfig:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20240601)
+
+
+@register("test-first")
+class FirstLegalAgent(Agent):
+    """Test agent: always the first legal action (deterministic)."""
+
+    def act(self, inp: AgentInput) -> int:
+        return inp.legal_actions[0]
+
+
+@register("test-last")
+class LastLegalAgent(Agent):
+    """Test agent: always the last legal action (deterministic)."""
+
+    def act(self, inp: AgentInput) -> int:
+        return inp.legal_actions[-1]

@@ -9,31 +9,15 @@ import pytest
 from typer.testing import CliRunner
 
 from agents.arena import agent_rngs, play_game
-from agents.base import Agent, AgentInput
+from agents.base import AgentInput
 from agents.evaluation import match
 from agents.human import HumanAgent, HumanQuit, format_view, play_human
-from agents.registry import _REGISTRY, make_agent, register
+from agents.registry import make_agent
 from agents.replay import ReplayError, game_to_dict, load_games, replay_game, save_games
 from experiments.cli import app, split_specs
 from tacocat_env.config import make_config
 from tacocat_env.engine import new_game
 from tacocat_env.view import player_view
-
-if "test-first" not in _REGISTRY:
-
-    @register("test-first")
-    class _FirstAgent(Agent):
-        """Test agent: always the first legal action (deterministic)."""
-
-        def act(self, inp: AgentInput) -> int:
-            return inp.legal_actions[0]
-
-    @register("test-last")
-    class _LastAgent(Agent):
-        """Test agent: always the last legal action (deterministic)."""
-
-        def act(self, inp: AgentInput) -> int:
-            return inp.legal_actions[-1]
 
 
 runner = CliRunner()

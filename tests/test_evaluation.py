@@ -8,25 +8,9 @@ import pytest
 
 from agents.base import Agent, AgentInput
 from agents.evaluation import deal_seed, match
-from agents.registry import _REGISTRY, make_agent, register
+from agents.registry import make_agent
 from tacocat_env.config import make_config
 from tacocat_env.engine import apply_action, new_game
-
-if "test-first" not in _REGISTRY:
-
-    @register("test-first")
-    class _FirstAgent(Agent):
-        """Test agent: always the first legal action (deterministic)."""
-
-        def act(self, inp: AgentInput) -> int:
-            return inp.legal_actions[0]
-
-    @register("test-last")
-    class _LastAgent(Agent):
-        """Test agent: always the last legal action (deterministic)."""
-
-        def act(self, inp: AgentInput) -> int:
-            return inp.legal_actions[-1]
 
 
 class Recorder(Agent):

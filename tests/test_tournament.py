@@ -8,26 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from agents.base import Agent, AgentInput
 from agents.evaluation import match
-from agents.registry import _REGISTRY, list_agents, register
+from agents.registry import list_agents
 from agents.tournament import tournament
-
-if "test-first" not in _REGISTRY:
-
-    @register("test-first")
-    class _FirstAgent(Agent):
-        """Test agent: always the first legal action (deterministic)."""
-
-        def act(self, inp: AgentInput) -> int:
-            return inp.legal_actions[0]
-
-    @register("test-last")
-    class _LastAgent(Agent):
-        """Test agent: always the last legal action (deterministic)."""
-
-        def act(self, inp: AgentInput) -> int:
-            return inp.legal_actions[-1]
 
 
 AGENTS = ["random", "test-first", "test-last"]
