@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from tacocat_env.actions import ActionCodec
 from tacocat_env.config import RulesConfig
@@ -23,30 +24,29 @@ class Ruleset:
         self.arrows = [config.arrow(s) for s in range(self.n_spaces)]
         self.hash = config.ruleset_hash()
         codec = self.codec
-        #: set_ids[v][size] -> action id (None where the codec has no such set)
-        self.set_ids: list[list[int | None]] = []
-        for v in range(self.n_values):
-            row: list[int | None] = [None] * (max(self.board) + 1)
-            for size in range(2, len(row)):
-                try:
-                    row[size] = codec.set_action(v, size)
-                except KeyError:
-                    pass
-            self.set_ids.append(row)
-        #: seq_ids[start][length] -> action id
-        self.seq_ids: list[list[int | None]] = []
-        for start in range(self.n_values):
-            row = [None] * (max(self.board) + 1)
-            for length in range(3, len(row)):
-                try:
-                    row[length] = codec.sequence_action(start, length)
-                except KeyError:
-                    pass
-            self.seq_ids.append(row)
+        width = max(self.board) + 1
+        #: set_ids[v][size] -> action id of the set of `size` cards of value index v (or None)
+        self.set_ids = _id_table(codec.set_action, self.n_values, 2, width)
+        #: seq_ids[start][length] -> action id of that sequence (or None)
+        self.seq_ids = _id_table(codec.sequence_action, self.n_values, 3, width)
         #: consecutive[v]: value v+1 is exactly one more than value v
         self.consecutive = [
             v + 1 < self.n_values and self.values[v + 1] == self.values[v] + 1 for v in range(self.n_values)
         ]
+
+
+def _id_table(lookup: Callable[[int, int], int], rows: int, first: int, width: int) -> list[list[int | None]]:
+    """table[row][n] = lookup(row, n) for first <= n < width, None where the codec has none."""
+    table: list[list[int | None]] = []
+    for row in range(rows):
+        ids: list[int | None] = [None] * width
+        for n in range(first, width):
+            try:
+                ids[n] = lookup(row, n)
+            except KeyError:
+                pass
+        table.append(ids)
+    return table
 
 
 _COMPILED: dict[str, Ruleset] = {}
