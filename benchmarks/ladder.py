@@ -31,7 +31,9 @@ def main() -> None:
     rows, results = [], []
     for lower, upper in zip(ladder, ladder[1:]):
         result = match(upper, lower, games=args.games, seed=args.seed, workers=args.workers)
-        results.append(result.to_dict())
+        summary = result.to_dict()
+        summary.pop("deal_scores")  # per-deal points: large, and re-made by the same command
+        results.append(summary)
         verdict = "yes" if result.ci_low > 0.5 else "NO"
         rows.append(f"| {upper} | {lower} | {args.games} | {result.win_rate_a:.3f} | "
                     f"[{result.ci_low:.3f}, {result.ci_high:.3f}] | {verdict} | {result.wall_s:.0f} s |")

@@ -271,3 +271,14 @@ def test_latest_checkpoint_skips_a_checkpoint_without_its_completion_marker(tmp_
     (folder / "ckpt_1024.json").write_text("{}")  # 2048 was killed between the two writes
     assert latest_checkpoint(tmp_path) == folder / "ckpt_1024.zip"
     assert latest_checkpoint(tmp_path / "nothing") is None
+
+
+def test_a_model_for_another_observation_size_is_refused(tmp_path):
+    """Metadata can claim the right ruleset; the observation size is still checked."""
+    small = TacocatSingleAgentEnv(POOL, rules={"board": (4, 6, 7, 6, 4)})  # 5 spaces: other sizes
+    path = tmp_path / "small_board.zip"
+    MaskablePPO("MlpPolicy", small, n_steps=64, batch_size=32, device="cpu").save(path)
+    write_metadata(path, {"ruleset_hash": TacocatSingleAgentEnv(POOL).rules.hash})
+    agent = make_agent("ppo", path=str(path))
+    with pytest.raises(ModelFileError, match="expects observations of size"):
+        play_game([agent, make_agent("random")], seed=0)
