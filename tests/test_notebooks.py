@@ -23,8 +23,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
+import ipykernel  # noqa: F401  (the kernel the notebooks run in: a dev dependency, never skipped)
+import nbclient
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = ROOT / "notebooks"
