@@ -40,8 +40,9 @@ def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> tup
     """The Wilson score interval of a binomial proportion successes/n.
 
     `successes` may be fractional (draws counted as half a win). Returns (0.0, 1.0) for n == 0.
-    Assumes independent trials; in the duplicate format the two games of a deal are positively
-    correlated through the shared cards, which usually makes this interval conservative.
+    Assumes independent trials. In the duplicate format the two games of a deal deal the same
+    cards with the seats swapped, so the luck that helps an agent in one game hurts it in the
+    other: its two scores are negatively correlated, which makes this interval conservative.
     """
     if n < 0 or successes < 0 or successes > n:
         raise ValueError(f"need 0 <= successes <= n, got successes={successes}, n={n}")
