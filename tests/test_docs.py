@@ -24,3 +24,13 @@ def test_docs_build_strict_without_warnings(tmp_path):
     assert "WARNING" not in output, output
     assert (site / "index.html").is_file()
     assert (site / "api" / "tacocat_env" / "index.html").is_file()
+
+
+def test_generated_environment_tables_match_the_code():
+    """The action table and observation layout in ENVIRONMENT.md are generated from the code;
+    a change to the codec or the layout without `tools/gen_env_tables.py --write` fails here."""
+    proc = subprocess.run(
+        [sys.executable, "tools/gen_env_tables.py", "--check", "docs/ENVIRONMENT.md"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
