@@ -102,7 +102,6 @@ class SearchAgent(Agent):
         worlds = max(1, self.simulations // len(legal))
         for _ in range(worlds):
             world = sample_state(view, self.rng, self.assume_forced_sacrifice)
-            world.events = []
             for i, action in enumerate(legal):
                 trial = world.clone(history=False, rng=self.rng)
                 apply_action(trial, action)
