@@ -18,7 +18,7 @@ import numpy as np
 from agents.base import Agent, AgentInput
 from agents.registry import make_agent
 from tacocat_env.config import RulesConfig, make_config
-from tacocat_env.engine import GameState, apply_action, legal_actions, new_game
+from tacocat_env.engine import GameState, apply_action, legal_actions, new_game, round_shaping
 from tacocat_env.errors import IllegalActionError
 from tacocat_env.observation import ObservationLayout, encode, legal_mask
 from tacocat_env.ruleset import compile_rules
@@ -179,11 +179,7 @@ class TacocatSingleAgentEnv(gym.Env):
         return reward
 
     def _round_shaping(self, rounds_before: int) -> float:
-        game = self._require_game()
-        bonus = self.config.round_reward
-        if not bonus or game.rounds_played == rounds_before or game.last_round_winner is None:
-            return 0.0
-        return bonus if game.last_round_winner == self.seat else -bonus
+        return round_shaping(self._require_game(), rounds_before)[self.seat]
 
     def _observe(self) -> np.ndarray:
         return encode(self._require_game(), self.seat)

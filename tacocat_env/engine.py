@@ -501,6 +501,16 @@ def moves_to_goal(covered: list[bool] | tuple[bool, ...], space: int, winner: in
     return moves
 
 
+def round_shaping(state: GameState, rounds_before: int) -> list[float]:
+    """Optional shaping [player_0, player_1]: +round_reward to the winner and -round_reward to
+    the loser of a decisive round that ended since `rounds_before` rounds; zeros otherwise."""
+    bonus = state.config.round_reward
+    winner = state.last_round_winner
+    if not bonus or state.rounds_played == rounds_before or winner is None:
+        return [0.0, 0.0]
+    return [bonus, -bonus] if winner == 0 else [-bonus, bonus]
+
+
 def returns(state: GameState) -> list[float]:
     """Game returns [player_0, player_1]: +1/-1 for a win, 0 for truncation or a game on."""
     if state.winner is None:

@@ -67,7 +67,7 @@ from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
 from tacocat_env.config import RulesConfig, make_config
-from tacocat_env.engine import GameState, Phase, apply_action, legal_actions, new_game, returns
+from tacocat_env.engine import GameState, Phase, apply_action, legal_actions, new_game, returns, round_shaping
 from tacocat_env.observation import ObservationLayout, describe, encode, legal_mask
 from tacocat_env.render import render_text
 from tacocat_env.ruleset import compile_rules
@@ -194,24 +194,19 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming convention)
         rounds_before = game.rounds_played
         apply_action(game, action, _SEAT[agent])  # raises, game unchanged, if illegal
         self._cumulative_rewards[agent] = 0.0
-        shaping = self.config.round_reward
-        rewarded = game.phase is Phase.OVER or (
-            shaping and game.rounds_played > rounds_before and game.last_round_winner is not None)
+        over = game.phase is Phase.OVER
+        paid = round_shaping(game, rounds_before)
+        if over:
+            paid = [p + r for p, r in zip(paid, returns(game))]
+        rewarded = over or any(paid)
         if rewarded or self._rewards_pending:
-            self.rewards = {a: 0.0 for a in self.agents}
-            self._rewards_pending = bool(rewarded)
+            self.rewards = {a: paid[_SEAT[a]] for a in self.agents}
+            self._rewards_pending = rewarded
+        if over:
+            flags = self.truncations if game.truncated else self.terminations
+            for a in self.agents:
+                flags[a] = True
         if rewarded:
-            if shaping and game.rounds_played > rounds_before and game.last_round_winner is not None:
-                winner = AGENTS[game.last_round_winner]
-                for a in self.agents:
-                    self.rewards[a] += shaping if a == winner else -shaping
-            if game.phase is Phase.OVER:
-                final = returns(game)
-                for i, a in enumerate(AGENTS):
-                    self.rewards[a] += final[i]
-                flags = self.truncations if game.truncated else self.terminations
-                for a in self.agents:
-                    flags[a] = True
             self._accumulate_rewards()  # (with all rewards 0 there is nothing to add)
         self._select_current()
         if self.render_mode == "human":

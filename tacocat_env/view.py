@@ -116,21 +116,18 @@ def opponent_bounds(view: PlayerView, assume_forced_sacrifice: bool = False) -> 
     """[low, high) value-index bounds on the opponent's remaining cards from their failed
     answers this round (see the module docstring)."""
     low, high = 0, view.rules.n_values
-    pending_target: dict[int, int] = {}
+    targets: tuple[int, ...] = ()
     answered = 0
     for event in view.round_events():
         if event[0] == "attack":
-            pending_target = dict(enumerate(event[2]))
-            answered = 0
-        elif event[0] == "answer" and event[1] == view.opponent:
-            target = pending_target.get(answered, 0)
+            targets, answered = event[2], 0
+        elif event[0] == "answer":  # answers follow their attack card by card, highest first
+            target = targets[answered]
             answered += 1
-            if not event[3]:
+            if event[1] == view.opponent and not event[3]:
                 low = max(low, event[2])
                 if assume_forced_sacrifice:
                     high = min(high, target)
-        elif event[0] == "answer":
-            answered += 1
     return low, high
 
 
