@@ -59,6 +59,8 @@ class CheckpointCallback(BaseCallback):
             "timesteps": steps,
             "torch_rng": torch.get_rng_state().tolist(),
             "numpy_rng": [kind, keys.tolist(), pos, has_gauss, cached],
+            "n_updates": int(getattr(self.model, "_n_updates", 0)),
+            # snapshot files relative to the run directory: a run resumes from any working directory
             "snapshots": self.selfplay.snapshots if self.selfplay else [],
             "best_score": self.evaluator.best_score,
         }
@@ -123,20 +125,30 @@ class EvaluationCallback(BaseCallback):
 
 
 class SelfPlayCallback(BaseCallback):
-    """Every `snapshot_every` timesteps, freeze the learner into the opponent pool (latest K)."""
+    """Every `snapshot_every` timesteps, freeze the learner into the opponent pool (latest K).
+
+    `snapshots` are the snapshot files relative to the run directory; the pool gets specs
+    with their absolute paths (quoted by `format_spec`, so any character of a name is safe).
+    """
 
     def __init__(self, config: ExperimentConfig, run_dir: Path, start: int, snapshots: list[str]) -> None:
         super().__init__()
         assert config.selfplay is not None
         self.config, self.settings = config, config.selfplay
-        self.dir = run_dir / "snapshots"
+        self.run_dir = run_dir.resolve()
+        self.dir = self.run_dir / "snapshots"
         self.dir.mkdir(parents=True, exist_ok=True)
         self.timer = _Every(self.settings.snapshot_every, start)
         self.snapshots = list(snapshots)
 
+    def spec(self, snapshot: str) -> str:
+        from agents.registry import format_spec
+
+        return format_spec("ppo", path=str(self.run_dir / snapshot), deterministic=False)
+
     def _on_training_start(self) -> None:
-        for spec in self.snapshots:  # a resumed run gets its pool back
-            self.training_env.env_method("add_opponent", spec, self.settings.weight)
+        for snapshot in self.snapshots:  # a resumed run gets its pool back
+            self.training_env.env_method("add_opponent", self.spec(snapshot), self.settings.weight)
 
     def _on_step(self) -> bool:
         if self.timer.due(self.num_timesteps):
@@ -144,11 +156,11 @@ class SelfPlayCallback(BaseCallback):
 
             path = self.dir / f"snapshot_{self.num_timesteps}.zip"
             save_model(self.model, path, self.config)
-            spec = f"ppo:path={path},deterministic=0"
-            self.snapshots.append(spec)
-            self.training_env.env_method("add_opponent", spec, self.settings.weight)
+            snapshot = str(path.relative_to(self.run_dir))
+            self.snapshots.append(snapshot)
+            self.training_env.env_method("add_opponent", self.spec(snapshot), self.settings.weight)
             while len(self.snapshots) > self.settings.keep_latest:
-                self.training_env.env_method("remove_opponent", self.snapshots.pop(0))
+                self.training_env.env_method("remove_opponent", self.spec(self.snapshots.pop(0)))
         return True
 
 
