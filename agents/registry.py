@@ -158,6 +158,8 @@ def _convert(name: str, key: str, text: str, hint: Any) -> Any:
             value = raw
         if isinstance(value, str) and _NUMBER.fullmatch(raw):  # YAML 1.1 reads 1e-3 as text
             value = float(raw)
+    if hint is bool and type(value) is int and value in (0, 1):  # deterministic=0 reads naturally
+        value = bool(value)
     return value
 
 
@@ -199,4 +201,6 @@ def make_agent(spec: str, **params: Any) -> Agent:
     try:
         return cls(**checked)
     except ValueError as err:
+        if type(err) is not ValueError:  # already a specific error (a model file, ...)
+            raise
         raise AgentSpecError(f"agent {name!r}: {err}") from None

@@ -18,12 +18,16 @@ import os
 from pathlib import Path
 from typing import Optional
 
-import click
 import typer
 import yaml
 from rich.console import Console
 from rich.table import Table
 from typer.core import TyperGroup
+
+try:  # typer vendors its own click since 0.24
+    from typer._click.exceptions import ClickException, UsageError
+except ImportError:  # pragma: no cover - older typer
+    from click.exceptions import ClickException, UsageError
 
 from agents.registry import split_specs
 
@@ -31,7 +35,7 @@ from agents.registry import split_specs
 USER_ERRORS = (ValueError, OSError, yaml.YAMLError)
 
 
-def one_line(err: BaseException) -> str:
+def one_line(err: BaseException | str) -> str:
     """An error message on one line (pydantic's multi-line reports joined with '; ')."""
     from pydantic import ValidationError
 
@@ -49,15 +53,20 @@ class _UserErrorGroup(TyperGroup):
     """Turns a user error raised by any command into one `error: ...` line and exit status 1
     (`tacocat --debug ...` or TACOCAT_DEBUG=1 re-raises it with its traceback)."""
 
-    def invoke(self, ctx: click.Context):  # type: ignore[no-untyped-def]
+    def invoke(self, ctx: typer.Context):  # type: ignore[no-untyped-def]
         try:
             return super().invoke(ctx)
-        except click.exceptions.ClickException:
+        except UsageError as err:  # a bad argument: one line, not a framed box
+            if ctx.meta.get("tacocat_debug") or os.environ.get("TACOCAT_DEBUG"):
+                raise
+            typer.echo(f"error: {one_line(err.format_message())}", err=True)
+            ctx.exit(2)
+        except ClickException:
             raise
         except USER_ERRORS as err:
             if ctx.meta.get("tacocat_debug") or os.environ.get("TACOCAT_DEBUG"):
                 raise
-            click.echo(f"error: {one_line(err)}", err=True)
+            typer.echo(f"error: {one_line(err)}", err=True)
             ctx.exit(1)
 
 

@@ -280,7 +280,7 @@ def test_a_model_for_another_observation_size_is_refused(tmp_path):
     small = TacocatSingleAgentEnv(POOL, rules={"board": (4, 6, 7, 6, 4)})  # 5 spaces: other sizes
     path = tmp_path / "small_board.zip"
     MaskablePPO("MlpPolicy", small, n_steps=64, batch_size=32, device="cpu").save(path)
-    write_metadata(path, {"ruleset_hash": TacocatSingleAgentEnv(POOL).rules.hash, "n_actions": small.action_space.n,
+    write_metadata(path, {"ruleset_hash": TacocatSingleAgentEnv(POOL).rules.hash, "n_actions": int(small.action_space.n),
                           "observation_size": small.observation_space.shape[0],
                           "policy": {"net_arch": [64, 64], "activation": "tanh"}})
     agent = make_agent("ppo", path=str(path))
