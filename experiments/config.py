@@ -8,7 +8,7 @@ the key. The resolved config is saved in every run directory, so a run reruns fr
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -63,7 +63,8 @@ class AlgoConfig(_Strict):
     ent_coef: float = Field(default=0.01, ge=0)
     vf_coef: float = Field(default=0.5, ge=0)
     max_grad_norm: float = Field(default=0.5, gt=0)
-    net_arch: list[int] = Field(default_factory=lambda: [128, 128], description="hidden layer sizes (pi and vf)")
+    net_arch: list[Annotated[int, Field(gt=0, le=65536)]] = Field(
+        default_factory=lambda: [128, 128], min_length=1, description="hidden layer sizes (pi and vf)")
     activation: Literal["tanh", "relu"] = "tanh"
 
 

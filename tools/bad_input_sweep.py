@@ -266,7 +266,7 @@ def experiment_cases() -> Iterator[Case]:
         "algo.gamma=1.5", "algo.n_steps=0", "algo.net_arch=[]", "algo.net_arch=64", "algo.activation=gelu",
         "algo.bogus=1", "eval.opponents=[random, bogus]", "eval.final=[{agent: nope}]", "eval.seed=-1",
         "eval.every=0", "eval.deal_pairs=0", "selfplay.snapshot_every=0", "selfplay=3", "checkpoint_every=0",
-        "no_such_key=1", "=3", "noequals", "algo.batch_size=255",
+        "no_such_key=1", "=3", "noequals", "algo.batch_size=511", "algo.net_arch=[0]", "algo.net_arch=[-8]",
     ]
     for item in overrides:
         yield Case("config", f"--set {item}", lambda i=item: load_experiment(SMOKE, overrides=[i]))
