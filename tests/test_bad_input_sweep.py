@@ -4,6 +4,7 @@ CLI and files, each a clear error: no traceback and no silent acceptance."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ SCRIPT = Path(__file__).resolve().parents[1] / "tools" / "bad_input_sweep.py"
 def sweep():
     spec = importlib.util.spec_from_file_location("bad_input_sweep", SCRIPT)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 
