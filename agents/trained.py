@@ -28,6 +28,8 @@ from agents.registry import register
 
 META_NAME = "tacocat.json"
 WEIGHTS_NAME = "policy.pth"
+#: members larger than this (uncompressed) are refused before reading: no zip bombs
+MAX_MEMBER_BYTES = {META_NAME: 1 << 20, WEIGHTS_NAME: 1 << 31}
 
 
 class ModelFileError(ValueError):
@@ -67,6 +69,7 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
         with zipfile.ZipFile(path) as archive:
             if META_NAME not in archive.namelist():
                 raise ModelFileError(f"{path} has no {META_NAME}: not a model saved by `tacocat train`")
+            _check_size(path, archive, META_NAME)
             data = json.loads(archive.read(META_NAME))
     except zipfile.BadZipFile as err:
         raise ModelFileError(f"{path} is not a valid model file (corrupt zip: {err})") from err
@@ -79,6 +82,12 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
     except ValidationError as err:
         raise ModelFileError(f"{path}: invalid {META_NAME}: {_first_error(err)}") from None
     return data
+
+
+def _check_size(path: Path | str, archive: zipfile.ZipFile, member: str) -> None:
+    size, limit = archive.getinfo(member).file_size, MAX_MEMBER_BYTES[member]
+    if size > limit:
+        raise ModelFileError(f"{path}: {member} is {size} bytes uncompressed, more than the {limit} allowed")
 
 
 def _first_error(err: ValidationError) -> str:
@@ -126,6 +135,7 @@ def read_weights(path: str | Path, member: str = WEIGHTS_NAME) -> dict[str, Any]
         with zipfile.ZipFile(path) as archive:
             if member not in archive.namelist():
                 raise ModelFileError(f"{path} has no {member}")
+            _check_size(path, archive, member)
             blob = archive.read(member)
         weights = torch.load(io.BytesIO(blob), map_location="cpu", weights_only=True)
     except ModelFileError:
