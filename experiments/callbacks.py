@@ -31,7 +31,10 @@ class _Every:
 
 
 class CheckpointCallback(BaseCallback):
-    """Saves model + generator states + self-play pool every `checkpoint_every` timesteps."""
+    """Every `checkpoint_every` timesteps, at the start of the next rollout (after the update),
+    saves the model and everything else a resume needs to continue bit-identically: generator
+    states, the environments' games in progress, the last observations, the self-play pool
+    and the evaluation bookkeeping."""
 
     def __init__(self, config: ExperimentConfig, run_dir: Path, start: int, selfplay: SelfPlayCallback | None,
                  evaluator: EvaluationCallback) -> None:
@@ -41,9 +44,11 @@ class CheckpointCallback(BaseCallback):
         self.timer = _Every(config.checkpoint_every, start)
         self.selfplay, self.evaluator = selfplay, evaluator
 
-    def _on_step(self) -> bool:
+    def _on_rollout_start(self) -> None:
         if self.timer.due(self.num_timesteps):
             self.save()
+
+    def _on_step(self) -> bool:
         return True
 
     def save(self) -> None:
@@ -63,6 +68,15 @@ class CheckpointCallback(BaseCallback):
             # snapshot files relative to the run directory: a run resumes from any working directory
             "snapshots": self.selfplay.snapshots if self.selfplay else [],
             "best_score": self.evaluator.best_score,
+            "last_evaluated": self.evaluator.last_evaluated,
+            "envs": self.training_env.env_method("resume_state"),
+            "monitor": {"returns": self.training_env.episode_returns.tolist(),
+                        "lengths": self.training_env.episode_lengths.tolist(),
+                        "count": int(self.training_env.episode_count)},
+            "last_obs": self.model._last_obs.tolist(),
+            "last_episode_starts": self.model._last_episode_starts.tolist(),
+            "ep_info_buffer": [{k: (v.item() if isinstance(v, np.generic) else v) for k, v in info.items()}
+                               for info in self.model.ep_info_buffer or []],
         }
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(state))
@@ -200,6 +214,7 @@ def build_callbacks(config: ExperimentConfig, run_dir: Path, resumed_at: int | N
         saved = json.loads((run_dir / "checkpoints" / f"ckpt_{resumed_at}.json").read_text())
     evaluator = EvaluationCallback(config, run_dir, start, latest)
     evaluator.best_score = saved.get("best_score", -np.inf)
+    evaluator.last_evaluated = saved.get("last_evaluated", start)
     selfplay = SelfPlayCallback(config, run_dir, start, saved.get("snapshots", [])) if config.selfplay else None
     callbacks: list[BaseCallback] = [c for c in (selfplay,) if c is not None]
     callbacks += [evaluator, CheckpointCallback(config, run_dir, start, selfplay, evaluator)]

@@ -260,8 +260,30 @@ def load_checkpoint(checkpoint: Path, config: ExperimentConfig, env: Any) -> Any
     state = json.loads(checkpoint.with_suffix(".json").read_text())
     model.num_timesteps = int(state["timesteps"])
     model._n_updates = int(state.get("n_updates", 0))
+    if "envs" in state:  # the games in progress, so that the run continues exactly
+        _restore_envs(model, env, state)
     _restore_rng_state(model, state)
     return model
+
+
+def _restore_envs(model: Any, env: Any, state: dict[str, Any]) -> None:
+    """Put the vectorised envs, the monitor and SB3's rollout bookkeeping back as they were at
+    the checkpoint (learn() then continues without resetting the envs)."""
+    from collections import deque
+
+    if len(state["envs"]) != env.num_envs:
+        raise RunDirError(f"the checkpoint holds {len(state['envs'])} envs, the config makes {env.num_envs}")
+    for index, saved in enumerate(state["envs"]):
+        env.env_method("restore_state", saved, indices=[index])
+    monitor = state["monitor"]
+    env.episode_returns = np.array(monitor["returns"], dtype=np.float32)
+    env.episode_lengths = np.array(monitor["lengths"], dtype=np.int32)
+    env.episode_count = int(monitor["count"])
+    model._last_obs = np.array(state["last_obs"], dtype=np.float32)
+    model._last_episode_starts = np.array(state["last_episode_starts"], dtype=bool)
+    episodes = [{**info, "r": np.float32(info["r"]), "l": np.int32(info["l"])} for info in state["ep_info_buffer"]]
+    model.ep_info_buffer = deque(episodes, maxlen=model._stats_window_size)  # VecMonitor's dtypes
+    model.ep_success_buffer = deque(maxlen=model._stats_window_size)  # (no success infos here)
 
 
 def _restore_rng_state(model: Any, state: dict[str, Any]) -> None:

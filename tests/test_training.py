@@ -286,3 +286,36 @@ def test_a_model_for_another_observation_size_is_refused(tmp_path):
     agent = make_agent("ppo", path=str(path))
     with pytest.raises(ModelFileError, match="expects observations of size"):
         play_game([agent, make_agent("random")], seed=0)
+
+
+def test_resume_is_bit_identical_to_the_uninterrupted_run(smoke_run, tmp_path):
+    """Interrupt a copy of the smoke run after its checkpoint at 1024 timesteps (what a kill
+    leaves behind), resume it: weights, evaluations and training metrics equal the original's."""
+    import shutil
+
+    run_dir = tmp_path / smoke_run.name
+    shutil.copytree(smoke_run, run_dir)
+    for name in ("final.json", "final_model.zip", "best_model.zip", "learning_curve.png"):
+        (run_dir / name).unlink(missing_ok=True)
+    saved = sorted(int(p.stem.split("_")[1]) for p in (run_dir / "checkpoints").glob("ckpt_*.json"))
+    assert saved == [1024]
+    assert train(resume=run_dir, progress=False) == run_dir
+    first, resumed = _weights(smoke_run / "final_model.zip"), _weights(run_dir / "final_model.zip")
+    assert all(np.array_equal(first[k], resumed[k]) for k in first)
+    assert (run_dir / "eval.csv").read_text() == (smoke_run / "eval.csv").read_text()
+    # every training metric the resumed segment logs equals the uninterrupted run's value
+    original = {row["time/total_timesteps"]: row for row in _rows(smoke_run / "progress.csv")}
+    compared = 0
+    for row in _rows(run_dir / "progress_resumed_1024.csv"):
+        for key, value in row.items():
+            if key.startswith(("train/", "rollout/")) and value != "":
+                assert original[row["time/total_timesteps"]][key] == value, key
+                compared += key.startswith("train/")
+    assert compared >= 5
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    import csv
+
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
