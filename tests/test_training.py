@@ -237,9 +237,9 @@ def test_selfplay_adds_snapshots_of_the_learner_to_the_pool(tmp_path):
     run_dir = train(config, progress=False)
     snapshots = sorted((run_dir / "snapshots").glob("snapshot_*.zip"))
     assert len(snapshots) == 4  # at 512, 1024, 1536, 2048 timesteps
-    ckpt = json.loads((run_dir / "checkpoints" / "ckpt_2048.json").read_text())
+    ckpt = json.loads((run_dir / "checkpoints" / "ckpt_1024.json").read_text())
     # stored relative to the run directory, so that the run resumes from any working directory
-    assert ckpt["snapshots"] == ["snapshots/snapshot_1536.zip", "snapshots/snapshot_2048.zip"]
+    assert ckpt["snapshots"] == ["snapshots/snapshot_512.zip", "snapshots/snapshot_1024.zip"]
     snapshot_agent = make_agent(format_spec("ppo", path=str(run_dir / ckpt["snapshots"][-1]), deterministic=False))
     assert play_game([snapshot_agent, make_agent("random")], seed=0).length > 0
 
