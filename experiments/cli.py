@@ -30,23 +30,10 @@ except ImportError:  # pragma: no cover - older typer
     from click.exceptions import ClickException, UsageError
 
 from agents.registry import split_specs
+from experiments.config import one_line
 
 #: errors caused by what the user gave (arguments, files, configs): one line, no traceback
 USER_ERRORS = (ValueError, OSError, yaml.YAMLError)
-
-
-def one_line(err: BaseException | str) -> str:
-    """An error message on one line (pydantic's multi-line reports joined with '; ')."""
-    from pydantic import ValidationError
-
-    if isinstance(err, ValidationError):
-        parts = []
-        for e in err.errors():
-            field = ".".join(str(p) for p in e["loc"])
-            parts.append(f"{field}: {e['msg']}" if field else e["msg"])
-        return f"invalid {err.title}: " + "; ".join(parts)
-    text = " ".join(line.strip() for line in str(err).splitlines() if line.strip())
-    return text or type(err).__name__
 
 
 class _UserErrorGroup(TyperGroup):

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from experiments.config import ExperimentConfig, load_experiment
+from experiments.config import ExperimentConfig, load_experiment, one_line
 from experiments.gym_env import make_env_fn
 
 CHECKPOINTS = "checkpoints"
@@ -308,8 +308,11 @@ def main(argv: list[str] | None = None) -> Path:
         parser.error("give --config FILE (or --resume RUN_DIR)")
     if args.resume is not None and (args.config or args.seed is not None or args.overrides):
         parser.error("--config, --seed and --set cannot be combined with --resume (the run keeps its saved config)")
-    config = None if args.resume else load_experiment(args.config, args.seed, args.overrides)
-    run_dir = train(config, resume=args.resume, progress=not args.no_progress)
+    try:
+        config = None if args.resume else load_experiment(args.config, args.seed, args.overrides)
+        run_dir = train(config, resume=args.resume, progress=not args.no_progress)
+    except (ValueError, OSError) as err:  # a user error: one line (tacocat --debug train shows the traceback)
+        parser.exit(1, f"error: {one_line(err)}\n")
     print(f"run directory: {run_dir}")
     return run_dir
 

@@ -103,3 +103,14 @@ def test_resume_of_a_finished_run_says_so(tmp_path):
     result = run("train", "--resume", str(run_dir))
     assert_clean_error(result, "is a finished run", "nothing to resume")
     assert (run_dir / "final_model.zip").read_bytes() == b"the final model"
+
+
+def test_module_entry_points_print_one_line_too(tmp_path):
+    import subprocess
+    import sys
+
+    for module in ("experiments.train", "experiments.main"):
+        proc = subprocess.run([sys.executable, "-m", module, "--config", str(tmp_path / "missing.yaml")],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+        assert proc.stderr.strip().splitlines() == [f"error: [Errno 2] No such file or directory: '{tmp_path / 'missing.yaml'}'"]
