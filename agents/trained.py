@@ -222,12 +222,16 @@ class PPOAgent(Agent):
             probs = dist.distribution.probs[0].cpu().numpy().astype(np.float64)
         return int(self.rng.choice(len(probs), p=probs / probs.sum()))
 
-    def _check(self, inp: AgentInput) -> None:
-        if self._meta is not None and self._meta.get("ruleset_hash") != inp.view.rules.hash:
+    def check_ruleset(self, ruleset_hash: str) -> None:
+        """Refuse rules other than the ones the model file was trained for."""
+        if self._meta is not None and self._meta.get("ruleset_hash") != ruleset_hash:
             raise ModelFileError(
                 f"{self.path} was trained for ruleset {self._meta.get('ruleset_hash')}, "
-                f"this game uses {inp.view.rules.hash}"
+                f"this game uses {ruleset_hash}"
             )
+
+    def _check(self, inp: AgentInput) -> None:
+        self.check_ruleset(inp.view.rules.hash)
         size = self.policy.observation_space.shape[0]
         if size != inp.observation.shape[0]:
             raise ModelFileError(f"model expects observations of size {size}, got {inp.observation.shape[0]}")

@@ -90,11 +90,15 @@ def _config(rules: Optional[Path]):
         raise typer.BadParameter(str(err), param_hint="--rules") from None
 
 
-def _check_agent(spec: str, hint: str) -> str:
+def _check_agent(spec: str, hint: str, config=None) -> str:  # noqa: ANN001 (RulesConfig, imported lazily)
+    """Build the agent once (a bad spec or model file fails before any game) and, for a trained
+    model, check that it was made for these rules."""
     from agents.registry import make_agent
 
     try:
-        make_agent(spec)
+        agent = make_agent(spec)
+        if config is not None and hasattr(agent, "check_ruleset"):
+            agent.check_ruleset(config.ruleset_hash())
     except ValueError as err:
         raise typer.BadParameter(str(err), param_hint=hint) from None
     return spec
@@ -185,8 +189,8 @@ def match_command(
     from agents.replay import game_to_dict, save_games as write_games
 
     cfg = _config(rules)
-    _check_agent(agent_a, "AGENT_A")
-    _check_agent(agent_b, "AGENT_B")
+    _check_agent(agent_a, "AGENT_A", cfg)
+    _check_agent(agent_b, "AGENT_B", cfg)
     _check_output_file(json_path, "--json")
     _check_output_file(save_games, "--save-games")
     result = match(agent_a, agent_b, games, seed, workers=workers, config=cfg, progress=progress,
@@ -228,11 +232,11 @@ def tournament_command(
         raise typer.BadParameter(f"need at least two agents, got {specs}", param_hint="--agents")
     if len(set(specs)) != len(specs):
         raise typer.BadParameter(f"agent specs must be distinct, got {specs}", param_hint="--agents")
+    cfg = _config(rules)
     for spec in specs:
-        _check_agent(spec, "--agents")
+        _check_agent(spec, "--agents", cfg)
     if anchor is not None and anchor not in specs:
         raise typer.BadParameter(f"{anchor!r} is not one of {specs}", param_hint="--anchor")
-    cfg = _config(rules)
     _check_output_dir(out, "--out")
     result = tournament(specs, games, seed, workers, out, config=cfg, n_boot=boot, boot_seed=boot_seed,
                         anchor=anchor, progress=progress)
@@ -268,7 +272,7 @@ def play_command(
     from agents.replay import game_to_dict, save_games
 
     cfg = _config(rules)
-    _check_agent(opponent, "--opponent")
+    _check_agent(opponent, "--opponent", cfg)
     _check_output_file(save_game, "--save-game")
     result = play_human(opponent, seat=seat, seed=seed, config=cfg)
     if save_game is not None:

@@ -124,6 +124,23 @@ class ExperimentConfig(_Strict):
         return rules
 
     @model_validator(mode="after")
+    def _models_fit_the_rules(self) -> ExperimentConfig:
+        """A trained opponent (`ppo:path=...`) must have been trained for these rules."""
+        from agents.registry import make_agent
+
+        fields = [("opponents", o.agent) for o in self.opponents] + [("eval.opponents", a) for a in self.eval.opponents]
+        fields += [("eval.final", f.agent) for f in self.eval.final]
+        ruleset = self.rules_config.ruleset_hash()
+        for field, spec in fields:
+            if spec.split(":", 1)[0].strip() == "ppo":
+                agent = make_agent(spec)
+                try:
+                    agent.check_ruleset(ruleset)  # type: ignore[attr-defined]
+                except ValueError as err:
+                    raise ValueError(f"{field}: {err}") from None
+        return self
+
+    @model_validator(mode="after")
     def _no_minibatch_of_one(self) -> ExperimentConfig:
         rollout = self.algo.n_steps * self.n_envs
         if rollout % self.algo.batch_size == 1:

@@ -342,6 +342,7 @@ def cli_cases(tmp: Path) -> Iterator[Case]:
     (tmp / "exp_bad_agent.yaml").write_text(SMOKE.read_text().replace("agent: highcard", "agent: nope"))
     (tmp / "game.jsonl").write_text('{"seed": "x", "actions": []}\n')
     (tmp / "empty.jsonl").write_text("")
+    other_rules = _model_for_other_rules(tmp / "other_rules_model.zip")
     t = str(tmp)
     commands = [
         ["nosuchcommand"], ["match"], ["match", "random"], ["match", "random", "nope"], ["match", "nope", "random"],
@@ -353,6 +354,9 @@ def cli_cases(tmp: Path) -> Iterator[Case]:
         ["match", "random", f"ppo:path={t}/folder"], ["match", "random", f"ppo:path={t}/afile"],
         ["match", "random", "random", "--json", f"{t}/folder"], ["match", "random", "random", "--save-games", f"{t}/afile/g"],
         ["match", "random", "random", "--json", f"{t}/afile/x.json"], ["match", "random", "random", "--bogus"],
+        ["match", f"ppo:path={other_rules}", "random"], ["play", "--opponent", f"ppo:path={other_rules}"],
+        ["tournament", "--agents", f"random,ppo:path={other_rules}"],
+        ["train", "--config", str(SMOKE), "--set", f"opponents=[{{agent: 'ppo:path={other_rules}'}}]"],
         ["tournament", "--agents", "random"], ["tournament", "--agents", "random,random"],
         ["tournament", "--agents", "random,nope"], ["tournament", "--agents", "random,highcard", "--out", f"{t}/afile"],
         ["tournament", "--agents", "random,highcard", "--anchor", "search"],
@@ -387,6 +391,28 @@ def cli_cases(tmp: Path) -> Iterator[Case]:
     for args in commands:
         yield Case("cli", "tacocat " + " ".join(a.replace(t, "$TMP") for a in args), lambda a=args: invoke(a),
                    (_CliRefused,))
+
+
+def _model_for_other_rules(path: Path) -> Path:
+    """A valid model file whose metadata names another ruleset."""
+    import torch
+
+    from agents.trained import PolicyArchitecture, build_policy
+    from tacocat_env import RulesConfig
+    from tacocat_env.observation import ObservationLayout
+    from tacocat_env.ruleset import compile_rules
+
+    rules = compile_rules(RulesConfig())
+    size = ObservationLayout(rules).size
+    policy = build_policy(size, rules.codec.size, PolicyArchitecture(net_arch=[8], activation="tanh"))
+    buffer = io.BytesIO()
+    torch.save(policy.state_dict(), buffer)
+    meta = {"ruleset_hash": "0" * 16, "observation_size": size, "n_actions": rules.codec.size,
+            "policy": {"net_arch": [8], "activation": "tanh"}}
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("policy.pth", buffer.getvalue())
+        archive.writestr("tacocat.json", json.dumps(meta))
+    return path
 
 
 class _CliRefused(Exception):
