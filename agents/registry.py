@@ -145,7 +145,8 @@ def format_spec(name: str, **params: Any) -> str:
     return name + (":" + ",".join(parts) if parts else "")
 
 
-def _convert(name: str, key: str, text: str, hint: Any) -> Any:
+def _convert(text: str, hint: Any) -> Any:
+    """A spec value's text as the parameter's type wants it (checked afterwards)."""
     raw, quoted = _unquote(text)
     if hint is str:
         return raw
@@ -175,7 +176,7 @@ def _check_params(name: str, cls: type[Agent], params: dict[str, Any], texts: se
             )
         hint = hints.get(key, Any)
         if key in texts:
-            value = _convert(name, key, value, hint)
+            value = _convert(value, hint)
         try:
             checked[key] = TypeAdapter(hint).validate_python(value, strict=True) if hint is not Any else value
         except ValidationError:
