@@ -9,8 +9,6 @@ opponent's hidden cards. All its randomness comes from the `numpy.random.Generat
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from functools import cached_property
 from typing import ClassVar
 
 import numpy as np
@@ -21,24 +19,30 @@ from tacocat_env.view import PlayerView, player_view
 
 
 class AgentInput:
-    """What the acting player may see. The observation vector is encoded on first use."""
+    """What the acting player may see: its `PlayerView` and its observation vector.
 
-    def __init__(self, view: PlayerView, encoder: Callable[[], np.ndarray]) -> None:
+    Both are built from the player's own cards and public information only, and neither keeps
+    a reference to the `GameState` (R7.3): no attribute path from an agent's input reaches the
+    opponent's cards, the draw pile or the game's generator (tests/test_agent_isolation.py).
+    """
+
+    __slots__ = ("view", "observation", "_mask")
+
+    def __init__(self, view: PlayerView, observation: np.ndarray) -> None:
         self.view = view
-        self._encoder = encoder
+        self.observation = observation
+        self._mask: np.ndarray | None = None
 
     @classmethod
     def from_state(cls, state: GameState, player: int) -> AgentInput:
         """The input of `player` in `state`: only its own cards and public information."""
-        return cls(player_view(state, player), lambda: encode(state, player))
+        return cls(player_view(state, player), encode(state, player))
 
-    @cached_property
-    def observation(self) -> np.ndarray:
-        return self._encoder()
-
-    @cached_property
+    @property
     def action_mask(self) -> np.ndarray:
-        return legal_mask(list(self.view.legal_actions), self.view.rules.codec.size)
+        if self._mask is None:
+            self._mask = legal_mask(self.view.legal_actions, self.view.rules.codec.size)
+        return self._mask
 
     @property
     def legal_actions(self) -> tuple[int, ...]:
@@ -50,6 +54,8 @@ class Agent(ABC):
 
     #: registry name, set by `agents.registry.register`
     name: ClassVar[str] = ""
+    #: constructor parameters that code may pass but an agent spec may not (e.g. a live model)
+    internal_params: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self) -> None:
         self.rng = np.random.default_rng(0)

@@ -135,6 +135,8 @@ class PlannerAgent(HeuristicAgent):
 
     def __init__(self, keep_from: int = 7) -> None:
         super().__init__()
+        if keep_from < 0:
+            raise ValueError(f"keep_from is a card value index and must be >= 0, got {keep_from}")
         self.keep_from = keep_from
 
     def replace_plan(self, view: PlayerView, hand: list[int]) -> list[int]:
@@ -153,6 +155,8 @@ class CardCounterAgent(PlannerAgent):
 
     def __init__(self, keep_from: int = 7, samples: int = 16) -> None:
         super().__init__(keep_from)
+        if samples < 1:
+            raise ValueError(f"samples must be >= 1, got {samples}")
         self.samples = samples
 
     def duel_card(self, view: PlayerView, hand: list[int]) -> int:

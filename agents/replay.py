@@ -19,7 +19,9 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError, field_validator
 
 from agents.arena import GameRecord
 from tacocat_env.config import RulesConfig
@@ -32,6 +34,52 @@ FORMAT = "tacocat-game/1"
 
 class ReplayError(ValueError):
     """A game file line that cannot be replayed faithfully."""
+
+
+class GameLine(BaseModel):
+    """The schema of one saved game; every field is checked before a replay starts.
+
+    Extra fields (match seed, deal index, ...) are allowed and kept."""
+
+    model_config = ConfigDict(extra="allow")
+    format: Literal["tacocat-game/1"] = FORMAT
+    seed: StrictInt = Field(ge=0, description="the engine seed of the deal")
+    ruleset_hash: StrictStr | None = None
+    rules: dict[str, Any] | None = None
+    agents: list[StrictStr] | None = Field(default=None, min_length=2, max_length=2)
+    actions: list[list[Any]]
+    winner: Literal[0, 1] | None = None
+    truncated: StrictBool | None = None
+    rounds: StrictInt | None = Field(default=None, ge=0)
+
+    @field_validator("actions")
+    @classmethod
+    def _check_actions(cls, actions: list[list[Any]]) -> list[list[Any]]:
+        for index, entry in enumerate(actions):
+            if len(entry) not in (2, 3):
+                raise ValueError(f"entry {index} {entry!r}: needs [player, action id] or [player, action id, name]")
+            player, action = entry[0], entry[1]
+            if isinstance(player, bool) or player not in (0, 1):
+                raise ValueError(f"entry {index} {entry!r}: the player must be 0 or 1, got {player!r}")
+            if isinstance(action, bool) or not isinstance(action, int) or action < 0:
+                raise ValueError(f"entry {index} {entry!r}: the action id must be a non-negative integer, got {action!r}")
+            if len(entry) == 3 and not isinstance(entry[2], str):
+                raise ValueError(f"entry {index} {entry!r}: the action name must be a string, got {entry[2]!r}")
+        return actions
+
+
+def check_game(game: Any, where: str = "game") -> dict[str, Any]:
+    """Validate one saved game against `GameLine`; ReplayError names the field (and entry)."""
+    if not isinstance(game, dict):
+        raise ReplayError(f"{where}: a game must be a JSON object, got {type(game).__name__}")
+    try:
+        GameLine(**game)
+    except ValidationError as err:
+        first = err.errors()[0]
+        field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]).lstrip(".")
+        message = first["msg"].removeprefix("Value error, ")
+        raise ReplayError(f"{where}: field {field or '(root)'}: {message}") from None
+    return game
 
 
 def game_to_dict(
@@ -91,8 +139,11 @@ def save_games(
 
 def iter_games(path: str | Path) -> Iterator[dict[str, Any]]:
     """The games of a file, in order (blank lines skipped)."""
-    with Path(path).open() as f:
-        for number, line in enumerate(f, 1):
+    path = Path(path)
+    if path.is_dir():
+        raise ReplayError(f"{path} is a folder, not a game file")
+    with path.open(encoding="utf-8", errors="strict") as f:
+        for number, line in enumerate(_lines(f, path), 1):
             if not line.strip():
                 continue
             try:
@@ -101,7 +152,14 @@ def iter_games(path: str | Path) -> Iterator[dict[str, Any]]:
                 raise ReplayError(f"{path}, line {number}: not valid JSON ({err})") from None
             if not isinstance(game, dict) or "seed" not in game or "actions" not in game:
                 raise ReplayError(f"{path}, line {number}: not a game record (needs 'seed' and 'actions')")
-            yield game
+            yield check_game(game, f"{path}, line {number}")
+
+
+def _lines(f: TextIO, path: Path) -> Iterator[str]:
+    try:
+        yield from f
+    except UnicodeDecodeError as err:
+        raise ReplayError(f"{path}: not a text file ({err.reason} at byte {err.start})") from None
 
 
 def load_games(path: str | Path) -> list[dict[str, Any]]:
@@ -111,11 +169,11 @@ def load_games(path: str | Path) -> list[dict[str, Any]]:
 def game_config(game: dict[str, Any], config: RulesConfig | None = None) -> RulesConfig:
     """The rules of a saved game, checked against its ruleset hash (and `config`, if given)."""
     stored = game.get("ruleset_hash")
-    if "rules" in game:
+    if game.get("rules") is not None:
         try:
             cfg = RulesConfig(**game["rules"])
         except ValueError as err:
-            raise ReplayError(f"the saved rules are not a valid config: {err}") from None
+            raise ReplayError(f"field rules: not a valid rules config: {' '.join(str(err).split())}") from None
     elif config is not None:
         cfg = config
     else:
@@ -153,6 +211,7 @@ def replay_game(
     a replay is a post-mortem. Raises ReplayError on a hash mismatch, an action that is not
     legal, a name that does not match its id, or a different outcome.
     """
+    check_game(game)
     cfg = game_config(game, config)
     state = new_game(cfg, int(game["seed"]))
     values = state.rules.values
@@ -177,6 +236,8 @@ def replay_game(
             emit(describe_event(event, values))
             seen += 1
         player, action = int(entry[0]), int(entry[1])
+        if action >= len(names):
+            raise ReplayError(f"field actions[{step}] {entry!r}: action id {action} is out of range [0, {len(names)})")
         if len(entry) > 2 and entry[2] != names[action]:
             raise ReplayError(
                 f"action {step}: id {action} is {names[action]!r} under this ruleset, but the file says {entry[2]!r}"

@@ -31,7 +31,10 @@ class _Every:
 
 
 class CheckpointCallback(BaseCallback):
-    """Saves model + generator states + self-play pool every `checkpoint_every` timesteps."""
+    """Every `checkpoint_every` timesteps, at the start of the next rollout (after the update),
+    saves the model and everything else a resume needs to continue bit-identically: generator
+    states, the environments' games in progress, the last observations, the self-play pool
+    and the evaluation bookkeeping."""
 
     def __init__(self, config: ExperimentConfig, run_dir: Path, start: int, selfplay: SelfPlayCallback | None,
                  evaluator: EvaluationCallback) -> None:
@@ -41,9 +44,11 @@ class CheckpointCallback(BaseCallback):
         self.timer = _Every(config.checkpoint_every, start)
         self.selfplay, self.evaluator = selfplay, evaluator
 
-    def _on_step(self) -> bool:
+    def _on_rollout_start(self) -> None:
         if self.timer.due(self.num_timesteps):
             self.save()
+
+    def _on_step(self) -> bool:
         return True
 
     def save(self) -> None:
@@ -59,8 +64,19 @@ class CheckpointCallback(BaseCallback):
             "timesteps": steps,
             "torch_rng": torch.get_rng_state().tolist(),
             "numpy_rng": [kind, keys.tolist(), pos, has_gauss, cached],
+            "n_updates": int(getattr(self.model, "_n_updates", 0)),
+            # snapshot files relative to the run directory: a run resumes from any working directory
             "snapshots": self.selfplay.snapshots if self.selfplay else [],
             "best_score": self.evaluator.best_score,
+            "last_evaluated": self.evaluator.last_evaluated,
+            "envs": self.training_env.env_method("resume_state"),
+            "monitor": {"returns": self.training_env.episode_returns.tolist(),
+                        "lengths": self.training_env.episode_lengths.tolist(),
+                        "count": int(self.training_env.episode_count)},
+            "last_obs": self.model._last_obs.tolist(),
+            "last_episode_starts": self.model._last_episode_starts.tolist(),
+            "ep_info_buffer": [{k: (v.item() if isinstance(v, np.generic) else v) for k, v in info.items()}
+                               for info in self.model.ep_info_buffer or []],
         }
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(state))
@@ -123,20 +139,30 @@ class EvaluationCallback(BaseCallback):
 
 
 class SelfPlayCallback(BaseCallback):
-    """Every `snapshot_every` timesteps, freeze the learner into the opponent pool (latest K)."""
+    """Every `snapshot_every` timesteps, freeze the learner into the opponent pool (latest K).
+
+    `snapshots` are the snapshot files relative to the run directory; the pool gets specs
+    with their absolute paths (quoted by `format_spec`, so any character of a name is safe).
+    """
 
     def __init__(self, config: ExperimentConfig, run_dir: Path, start: int, snapshots: list[str]) -> None:
         super().__init__()
         assert config.selfplay is not None
         self.config, self.settings = config, config.selfplay
-        self.dir = run_dir / "snapshots"
+        self.run_dir = run_dir.resolve()
+        self.dir = self.run_dir / "snapshots"
         self.dir.mkdir(parents=True, exist_ok=True)
         self.timer = _Every(self.settings.snapshot_every, start)
         self.snapshots = list(snapshots)
 
+    def spec(self, snapshot: str) -> str:
+        from agents.registry import format_spec
+
+        return format_spec("ppo", path=str(self.run_dir / snapshot), deterministic=False)
+
     def _on_training_start(self) -> None:
-        for spec in self.snapshots:  # a resumed run gets its pool back
-            self.training_env.env_method("add_opponent", spec, self.settings.weight)
+        for snapshot in self.snapshots:  # a resumed run gets its pool back
+            self.training_env.env_method("add_opponent", self.spec(snapshot), self.settings.weight)
 
     def _on_step(self) -> bool:
         if self.timer.due(self.num_timesteps):
@@ -144,11 +170,11 @@ class SelfPlayCallback(BaseCallback):
 
             path = self.dir / f"snapshot_{self.num_timesteps}.zip"
             save_model(self.model, path, self.config)
-            spec = f"ppo:path={path},deterministic=0"
-            self.snapshots.append(spec)
-            self.training_env.env_method("add_opponent", spec, self.settings.weight)
+            snapshot = str(path.relative_to(self.run_dir))
+            self.snapshots.append(snapshot)
+            self.training_env.env_method("add_opponent", self.spec(snapshot), self.settings.weight)
             while len(self.snapshots) > self.settings.keep_latest:
-                self.training_env.env_method("remove_opponent", self.snapshots.pop(0))
+                self.training_env.env_method("remove_opponent", self.spec(self.snapshots.pop(0)))
         return True
 
 
@@ -188,6 +214,7 @@ def build_callbacks(config: ExperimentConfig, run_dir: Path, resumed_at: int | N
         saved = json.loads((run_dir / "checkpoints" / f"ckpt_{resumed_at}.json").read_text())
     evaluator = EvaluationCallback(config, run_dir, start, latest)
     evaluator.best_score = saved.get("best_score", -np.inf)
+    evaluator.last_evaluated = saved.get("last_evaluated", start)
     selfplay = SelfPlayCallback(config, run_dir, start, saved.get("snapshots", [])) if config.selfplay else None
     callbacks: list[BaseCallback] = [c for c in (selfplay,) if c is not None]
     callbacks += [evaluator, CheckpointCallback(config, run_dir, start, selfplay, evaluator)]

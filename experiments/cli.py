@@ -14,12 +14,48 @@ format: `--games N` is the number of deal pairs (2N games, seats swapped on each
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Optional
 
 import typer
+import yaml
 from rich.console import Console
 from rich.table import Table
+from typer.core import TyperGroup
+
+try:  # typer vendors its own click since 0.24
+    from typer._click.exceptions import ClickException, UsageError
+except ImportError:  # pragma: no cover - older typer
+    from click.exceptions import ClickException, UsageError
+
+from agents.registry import split_specs
+from experiments.config import one_line
+
+#: errors caused by what the user gave (arguments, files, configs): one line, no traceback
+USER_ERRORS = (ValueError, OSError, yaml.YAMLError)
+
+
+class _UserErrorGroup(TyperGroup):
+    """Turns a user error raised by any command into one `error: ...` line and exit status 1
+    (`tacocat --debug ...` or TACOCAT_DEBUG=1 re-raises it with its traceback)."""
+
+    def invoke(self, ctx: typer.Context):  # type: ignore[no-untyped-def]
+        try:
+            return super().invoke(ctx)
+        except UsageError as err:  # a bad argument: one line, not a framed box
+            if ctx.meta.get("tacocat_debug") or os.environ.get("TACOCAT_DEBUG"):
+                raise
+            typer.echo(f"error: {one_line(err.format_message())}", err=True)
+            ctx.exit(2)
+        except ClickException:
+            raise
+        except USER_ERRORS as err:
+            if ctx.meta.get("tacocat_debug") or os.environ.get("TACOCAT_DEBUG"):
+                raise
+            typer.echo(f"error: {one_line(err)}", err=True)
+            ctx.exit(1)
+
 
 app = typer.Typer(
     name="tacocat",
@@ -27,7 +63,16 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=_UserErrorGroup,
 )
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    debug: bool = typer.Option(False, "--debug", help="Show the Python traceback of an error."),
+) -> None:
+    ctx.meta["tacocat_debug"] = debug
 
 RulesOption = typer.Option(None, "--rules", help="Rules config YAML (default: RULES_REFERENCE defaults).")
 
@@ -45,27 +90,44 @@ def _config(rules: Optional[Path]):
         raise typer.BadParameter(str(err), param_hint="--rules") from None
 
 
-def _check_agent(spec: str, hint: str) -> str:
+def _check_agent(spec: str, hint: str, config=None) -> str:  # noqa: ANN001 (RulesConfig, imported lazily)
+    """Build the agent once (a bad spec or model file fails before any game) and, for a trained
+    model, check that it was made for these rules."""
     from agents.registry import make_agent
 
     try:
-        make_agent(spec)
+        agent = make_agent(spec)
+        if config is not None and hasattr(agent, "check_ruleset"):
+            agent.check_ruleset(config.ruleset_hash())
     except ValueError as err:
         raise typer.BadParameter(str(err), param_hint=hint) from None
     return spec
 
 
-def split_specs(values: list[str]) -> list[str]:
-    """Split "a,b:x=1,y=2,c" into agent specs: a comma piece that is `key=value` without
-    a ':' continues the parameters of the previous spec."""
-    specs: list[str] = []
-    for value in values:
-        for piece in filter(None, (p.strip() for p in value.split(","))):
-            if "=" in piece and ":" not in piece and specs and ":" in specs[-1]:
-                specs[-1] += "," + piece
-            else:
-                specs.append(piece)
-    return specs
+def _check_output_file(path: Optional[Path], option: str) -> None:
+    """Fail before any work when `path` cannot be written as a file."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise typer.BadParameter(f"{path} is a folder; give a file name", param_hint=option)
+    _check_parent(path, option)
+
+
+def _check_output_dir(path: Path, option: str) -> None:
+    """Fail before any work when `path` cannot be used as an output folder."""
+    if path.exists() and not path.is_dir():
+        raise typer.BadParameter(f"{path} is a file; give a folder", param_hint=option)
+    _check_parent(path, option)
+
+
+def _check_parent(path: Path, option: str) -> None:
+    for parent in path.absolute().parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise typer.BadParameter(f"{parent} is a file, so {path} cannot be created", param_hint=option)
+            if not os.access(parent, os.W_OK):
+                raise typer.BadParameter(f"cannot write under {parent} (permission denied)", param_hint=option)
+            return
 
 
 # ---------------------------------------------------------------------------------------
@@ -127,8 +189,10 @@ def match_command(
     from agents.replay import game_to_dict, save_games as write_games
 
     cfg = _config(rules)
-    _check_agent(agent_a, "AGENT_A")
-    _check_agent(agent_b, "AGENT_B")
+    _check_agent(agent_a, "AGENT_A", cfg)
+    _check_agent(agent_b, "AGENT_B", cfg)
+    _check_output_file(json_path, "--json")
+    _check_output_file(save_games, "--save-games")
     result = match(agent_a, agent_b, games, seed, workers=workers, config=cfg, progress=progress,
                    keep_records=save_games is not None)
     _console().print(match_table(result))
@@ -168,11 +232,12 @@ def tournament_command(
         raise typer.BadParameter(f"need at least two agents, got {specs}", param_hint="--agents")
     if len(set(specs)) != len(specs):
         raise typer.BadParameter(f"agent specs must be distinct, got {specs}", param_hint="--agents")
+    cfg = _config(rules)
     for spec in specs:
-        _check_agent(spec, "--agents")
+        _check_agent(spec, "--agents", cfg)
     if anchor is not None and anchor not in specs:
         raise typer.BadParameter(f"{anchor!r} is not one of {specs}", param_hint="--anchor")
-    cfg = _config(rules)
+    _check_output_dir(out, "--out")
     result = tournament(specs, games, seed, workers, out, config=cfg, n_boot=boot, boot_seed=boot_seed,
                         anchor=anchor, progress=progress)
     table = Table(title=f"Tournament: {games} deal pairs per pairing, seed {seed}, ruleset {result.ruleset_hash}")
@@ -207,7 +272,8 @@ def play_command(
     from agents.replay import game_to_dict, save_games
 
     cfg = _config(rules)
-    _check_agent(opponent, "--opponent")
+    _check_agent(opponent, "--opponent", cfg)
+    _check_output_file(save_game, "--save-game")
     result = play_human(opponent, seat=seat, seed=seed, config=cfg)
     if save_game is not None:
         seats = ["human", opponent] if seat == 0 else [opponent, "human"]
@@ -255,24 +321,23 @@ def train_command(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
     """Train MaskablePPO from a YAML experiment config (file < --seed < --set)."""
-    from experiments.config import ExperimentConfig, load_experiment
+    from experiments.config import load_experiment
     from experiments.final_eval import evaluate_run, print_table
-    from experiments.train import train
+    from experiments.train import load_run_config, train
 
     if config is None and resume is None:
-        typer.echo("error: give --config FILE or --resume RUN_DIR", err=True)
-        raise typer.Exit(2)
-    try:
-        experiment = None if resume else load_experiment(config, seed, overrides)
-    except (ValueError, OSError) as err:
-        typer.echo(f"error: {err}", err=True)
-        raise typer.Exit(2) from None
+        raise typer.BadParameter("give --config FILE or --resume RUN_DIR", param_hint="--config")
+    if resume is not None and (config is not None or seed is not None or overrides):
+        raise typer.BadParameter(
+            "a resumed run continues with the config saved in its run directory; --config, --seed and "
+            "--set cannot be combined with --resume (start a new run to change the config)",
+            param_hint="--resume",
+        )
+    experiment = None if resume else load_experiment(config, seed, overrides)
     run_dir = train(experiment, resume=resume, progress=progress)
     typer.echo(f"run directory: {run_dir}")
     if evaluate:
-        import yaml
-
-        resolved = ExperimentConfig(**yaml.safe_load((run_dir / "config.yaml").read_text()))
+        resolved = load_run_config(run_dir)
         print_table(evaluate_run(run_dir, resolved, progress=progress), f"{resolved.name} vs the ladder")
 
 

@@ -8,21 +8,46 @@ the key. The resolved config is saved in every run directory, so a run reruns fr
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tacocat_env.config import RulesConfig
 
+#: an experiment name is one path component of letters, digits, '_', '-' and '.', so that the
+#: run directory stays inside the run root and the name is safe in agent specs
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
+
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_booleans_for_numbers(cls, data: Any) -> Any:
+        """Python's bool is an int and YAML reads `yes` as true: refuse `n_envs: true`."""
+        if isinstance(data, dict):
+            for name, value in data.items():
+                field = cls.model_fields.get(name)
+                if field is not None and isinstance(value, bool) and field.annotation is not bool:
+                    raise ValueError(f"{name}: a boolean is not a valid value here (got {value!r})")
+        return data
+
+
+def _check_agent_spec(spec: str) -> str:
+    """Build the agent once, so that a bad spec fails at validation, before any run directory."""
+    from agents.registry import make_agent
+
+    make_agent(spec)
+    return spec
 
 
 class OpponentConfig(_Strict):
     agent: str = Field(description="agent spec for make_agent, e.g. 'counter' or 'search:simulations=32'")
     weight: float = Field(default=1.0, gt=0, description="relative sampling weight in the pool")
+
+    _valid_agent = field_validator("agent")(_check_agent_spec)
 
 
 class AlgoConfig(_Strict):
@@ -30,7 +55,7 @@ class AlgoConfig(_Strict):
 
     learning_rate: float = Field(default=3e-4, gt=0)
     n_steps: int = Field(default=512, gt=0, description="rollout length per env")
-    batch_size: int = Field(default=256, gt=0)
+    batch_size: int = Field(default=256, ge=2, description="minibatch size (>= 2: advantages are normalised)")
     n_epochs: int = Field(default=10, gt=0)
     gamma: float = Field(default=0.99, gt=0, le=1)
     gae_lambda: float = Field(default=0.95, gt=0, le=1)
@@ -38,7 +63,8 @@ class AlgoConfig(_Strict):
     ent_coef: float = Field(default=0.01, ge=0)
     vf_coef: float = Field(default=0.5, ge=0)
     max_grad_norm: float = Field(default=0.5, gt=0)
-    net_arch: list[int] = Field(default_factory=lambda: [128, 128], description="hidden layer sizes (pi and vf)")
+    net_arch: list[Annotated[int, Field(gt=0, le=65536)]] = Field(
+        default_factory=lambda: [128, 128], min_length=1, description="hidden layer sizes (pi and vf)")
     activation: Literal["tanh", "relu"] = "tanh"
 
 
@@ -50,6 +76,7 @@ class SelfPlayConfig(_Strict):
 
 class FinalOpponent(_Strict):
     agent: str
+    _valid_agent = field_validator("agent")(_check_agent_spec)
     deal_pairs: int = Field(default=2000, gt=0, description="duplicate deal pairs against this agent")
 
 
@@ -57,17 +84,25 @@ class EvalConfig(_Strict):
     every: int = Field(default=50_000, gt=0, description="timesteps between evaluations during training")
     deal_pairs: int = Field(default=100, gt=0, description="duplicate deal pairs per opponent per evaluation")
     opponents: list[str] = Field(default_factory=lambda: ["random", "highcard", "planner", "counter"])
-    seed: int = Field(default=12345, description="deal seed of every evaluation (same deals each time)")
+    seed: int = Field(default=12345, ge=0, description="deal seed of every evaluation (same deals each time)")
     final: list[FinalOpponent] = Field(
         default_factory=lambda: [FinalOpponent(agent=a) for a in ("random", "highcard", "planner", "counter")]
         + [FinalOpponent(agent="search", deal_pairs=300)],
         description="the evaluation after training (main job), against the whole ladder")
     workers: int = Field(default=2, gt=0, description="worker processes of the final evaluation")
 
+    @field_validator("opponents")
+    @classmethod
+    def _valid_opponents(cls, specs: list[str]) -> list[str]:
+        for spec in specs:
+            _check_agent_spec(spec)
+        return specs
+
 
 class ExperimentConfig(_Strict):
-    name: str = Field(description="experiment name, used in the run directory")
-    seed: int = 0
+    name: str = Field(pattern=NAME_PATTERN,
+                      description="experiment name, used in the run directory (letters, digits, _ - .)")
+    seed: int = Field(default=0, ge=0)
     total_timesteps: int = Field(gt=0)
     n_envs: int = Field(default=4, gt=0)
     vec_env: Literal["dummy", "subproc"] = "dummy"
@@ -88,6 +123,33 @@ class ExperimentConfig(_Strict):
         RulesConfig(**rules)  # raises a ValidationError naming the rules field
         return rules
 
+    @model_validator(mode="after")
+    def _models_fit_the_rules(self) -> ExperimentConfig:
+        """A trained opponent (`ppo:path=...`) must have been trained for these rules."""
+        from agents.registry import make_agent
+
+        fields = [("opponents", o.agent) for o in self.opponents] + [("eval.opponents", a) for a in self.eval.opponents]
+        fields += [("eval.final", f.agent) for f in self.eval.final]
+        ruleset = self.rules_config.ruleset_hash()
+        for field, spec in fields:
+            if spec.split(":", 1)[0].strip() == "ppo":
+                agent = make_agent(spec)
+                try:
+                    agent.check_ruleset(ruleset)  # type: ignore[attr-defined]
+                except ValueError as err:
+                    raise ValueError(f"{field}: {err}") from None
+        return self
+
+    @model_validator(mode="after")
+    def _no_minibatch_of_one(self) -> ExperimentConfig:
+        rollout = self.algo.n_steps * self.n_envs
+        if rollout % self.algo.batch_size == 1:
+            raise ValueError(
+                f"algo.batch_size: a rollout of n_steps x n_envs = {rollout} steps leaves a last minibatch "
+                f"of one step with batch_size {self.algo.batch_size} (its normalised advantage is NaN)"
+            )
+        return self
+
     @property
     def rules_config(self) -> RulesConfig:
         return RulesConfig(**self.rules)
@@ -96,12 +158,31 @@ class ExperimentConfig(_Strict):
         return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
 
 
+def one_line(err: BaseException | str) -> str:
+    """An error message on one line (pydantic's multi-line reports joined with '; ')."""
+    from pydantic import ValidationError
+
+    if isinstance(err, ValidationError):
+        parts = []
+        for e in err.errors():
+            field = ".".join(str(p) for p in e["loc"])
+            message = e["msg"].removeprefix("Value error, ")
+            parts.append(f"{field}: {message}" if field else message)
+        return f"invalid {err.title}: " + "; ".join(parts)
+    text = " ".join(line.strip() for line in str(err).splitlines() if line.strip())
+    return text or type(err).__name__
+
+
 def parse_override(item: str) -> tuple[list[str], Any]:
     """'algo.learning_rate=1e-3' -> (['algo', 'learning_rate'], 0.001); values are YAML."""
     key, sep, value = item.partition("=")
     if not sep or not key.strip():
         raise ValueError(f"override {item!r} must look like key=value (e.g. algo.learning_rate=1e-3)")
-    return key.strip().split("."), yaml.safe_load(value)
+    try:
+        parsed = yaml.safe_load(value)
+    except yaml.YAMLError as err:
+        raise ValueError(f"override {item!r}: the value is not valid YAML ({' '.join(str(err).split())})") from None
+    return key.strip().split("."), parsed
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
@@ -123,7 +204,10 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
 
 def load_experiment(path: str | Path, seed: int | None = None, overrides: list[str] | None = None) -> ExperimentConfig:
     """Read a YAML experiment, then apply `seed` and `--set` overrides, then validate."""
-    data = yaml.safe_load(Path(path).read_text())
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except yaml.YAMLError as err:
+        raise ValueError(f"{path}: not valid YAML ({' '.join(str(err).split())})") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: an experiment config must be a YAML mapping")
     if seed is not None:

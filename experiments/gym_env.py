@@ -54,9 +54,13 @@ class OpponentPool:
         weights = np.array([e.weight for e in self.entries], dtype=float)
         index = int(rng.choice(len(self.entries), p=weights / weights.sum()))
         spec = self.entries[index].spec
+        return spec, self.agent(spec)
+
+    def agent(self, spec: str) -> Agent:
+        """The agent of `spec`, built on first use (once per process)."""
         if spec not in self._agents:
             self._agents[spec] = make_agent(spec)
-        return spec, self._agents[spec]
+        return self._agents[spec]
 
 
 class TacocatSingleAgentEnv(gym.Env):
@@ -100,6 +104,7 @@ class TacocatSingleAgentEnv(gym.Env):
         self.game: GameState | None = None
         self.seat = 0
         self.opponent_spec = ""
+        self.game_seed = 0
         self._episodes = 0
         self._rng = np.random.default_rng()
 
@@ -117,8 +122,8 @@ class TacocatSingleAgentEnv(gym.Env):
             self.seat = int(self.learner_seat)
         self._episodes += 1
         self.opponent_spec, self.opponent = self.pool.sample(self._rng)
-        game_seed = int(self._rng.integers(2**63))
-        self.game = new_game(self.config, game_seed)
+        self.game_seed = int(self._rng.integers(2**63))
+        self.game = new_game(self.config, self.game_seed)
         self.opponent.reset(1 - self.seat, np.random.default_rng(int(self._rng.integers(2**63))))
         reward = self._play_opponent()  # the opponent may act first
         assert reward == 0.0  # no round can end before the learner has acted
@@ -148,6 +153,29 @@ class TacocatSingleAgentEnv(gym.Env):
 
     def remove_opponent(self, spec: str) -> None:
         self.pool.remove(spec)
+
+    def resume_state(self) -> dict[str, Any]:
+        """Everything this env needs to continue exactly where it is, as JSON-ready data: its
+        generator, episode counter and seat, the opponent and its generator, and the game in
+        progress as (deal seed, actions) -- replaying them rebuilds the game bit for bit."""
+        game = self._require_game()
+        return {
+            "rng": self._rng.bit_generator.state, "episodes": self._episodes, "seat": self.seat,
+            "opponent": self.opponent_spec, "opponent_rng": self.opponent.rng.bit_generator.state,
+            "game_seed": self.game_seed, "actions": [[p, a] for p, a in game.actions],
+        }
+
+    def restore_state(self, saved: dict[str, Any]) -> None:
+        """Continue from `resume_state()` output (a checkpoint of `tacocat train`)."""
+        self._rng = _generator(saved["rng"])
+        self._episodes, self.seat = int(saved["episodes"]), int(saved["seat"])
+        self.opponent_spec = saved["opponent"]
+        self.opponent = self.pool.agent(self.opponent_spec)
+        self.opponent.reset(1 - self.seat, _generator(saved["opponent_rng"]))
+        self.game_seed = int(saved["game_seed"])
+        self.game = new_game(self.config, self.game_seed)
+        for player, action in saved["actions"]:
+            apply_action(self.game, action, player)
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions as a bool mask (all False once the game is over)."""
@@ -186,6 +214,12 @@ class TacocatSingleAgentEnv(gym.Env):
 
     def _info(self) -> dict[str, Any]:
         return {"seat": self.seat, "opponent": self.opponent_spec}
+
+
+def _generator(state: dict[str, Any]) -> np.random.Generator:
+    rng = np.random.default_rng()
+    rng.bit_generator.state = state
+    return rng
 
 
 def make_env_fn(opponents: list[tuple[str, float]], rules: dict[str, Any],

@@ -10,7 +10,7 @@ import argparse
 import time
 from pathlib import Path
 
-from experiments.config import load_experiment
+from experiments.config import load_experiment, one_line
 from experiments.final_eval import evaluate_run, print_table
 from experiments.train import train
 
@@ -23,7 +23,10 @@ def main(argv: list[str] | None = None) -> Path:
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     args = parser.parse_args(argv)
-    config = load_experiment(args.config, args.seed, args.overrides)
+    try:
+        config = load_experiment(args.config, args.seed, args.overrides)
+    except (ValueError, OSError) as err:  # a user error: one line, no traceback
+        parser.exit(1, f"error: {one_line(err)}\n")
     started = time.perf_counter()
     run_dir = train(config)
     trained = time.perf_counter()

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from experiments.config import ExperimentConfig, load_experiment
+from experiments.config import ExperimentConfig, load_experiment, one_line
 from experiments.gym_env import make_env_fn
 
 CHECKPOINTS = "checkpoints"
@@ -34,15 +34,44 @@ CHECKPOINTS = "checkpoints"
 # ---------------------------------------------------------------------------------------
 # run directory and metadata
 # ---------------------------------------------------------------------------------------
+class RunDirError(ValueError):
+    """A run directory that cannot be created, resumed or read."""
+
+
 def new_run_dir(config: ExperimentConfig) -> Path:
+    """A fresh directory `<run_root>/<name>_s<seed>_<UTC stamp>`, always inside the run root
+    (the config's name pattern already excludes separators; this checks the result too)."""
+    root = Path(config.run_root)
+    if root.exists() and not root.is_dir():
+        raise RunDirError(f"run_root {root} is a file, not a folder")
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    run_dir = Path(config.run_root) / f"{config.name}_s{config.seed}_{stamp}"
+    run_dir = root / f"{config.name}_s{config.seed}_{stamp}"
     suffix = 1
     while run_dir.exists():
-        run_dir = Path(config.run_root) / f"{config.name}_s{config.seed}_{stamp}-{suffix}"
+        run_dir = root / f"{config.name}_s{config.seed}_{stamp}-{suffix}"
         suffix += 1
+    if run_dir.resolve().parent != root.resolve():
+        raise RunDirError(f"the run directory {run_dir} would not be directly inside run_root {root}")
     run_dir.mkdir(parents=True)
     return run_dir
+
+
+def load_run_config(run_dir: Path) -> ExperimentConfig:
+    """The config saved in a run directory, for `--resume` and `--evaluate`."""
+    if not run_dir.exists():
+        raise RunDirError(f"run directory {run_dir} does not exist")
+    if not run_dir.is_dir():
+        raise RunDirError(f"{run_dir} is a file; --resume needs a run directory")
+    path = run_dir / "config.yaml"
+    if not path.is_file():
+        raise RunDirError(f"{run_dir} is not a run directory (no config.yaml)")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise RunDirError(f"{path} is not valid YAML: {str(err).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise RunDirError(f"{path} must be a YAML mapping")
+    return ExperimentConfig(**data)
 
 
 def _git_commit() -> str:
@@ -91,6 +120,8 @@ def model_metadata(config: ExperimentConfig, timesteps: int) -> dict[str, Any]:
         "experiment": config.name,
         "seed": config.seed,
         "timesteps": timesteps,
+        # the architecture lets `agents.trained.load_policy` rebuild the network without unpickling
+        "policy": {"net_arch": list(config.algo.net_arch), "activation": config.algo.activation},
     }
 
 
@@ -170,8 +201,13 @@ def train(
     from experiments.curves import plot_learning_curve
 
     if resume is not None:
-        run_dir = Path(resume)
-        config = ExperimentConfig(**yaml.safe_load((run_dir / "config.yaml").read_text()))
+        run_dir = Path(resume).resolve()
+        config = load_run_config(run_dir)
+        if (run_dir / "final.json").exists():
+            raise RunDirError(
+                f"{run_dir} is a finished run (final.json exists, {config.total_timesteps} timesteps); "
+                "nothing to resume. Start a new run to train longer."
+            )
     elif config is None:
         raise ValueError("train() needs a config or resume=RUN_DIR")
     else:
@@ -185,11 +221,7 @@ def train(
     if resume is not None and checkpoint is None:  # killed before the first checkpoint: start over
         (run_dir / "eval.csv").unlink(missing_ok=True)
     if checkpoint is not None:
-        from sb3_contrib import MaskablePPO
-
-        model = MaskablePPO.load(checkpoint, env=env, device=config.device)
-        state = json.loads(checkpoint.with_suffix(".json").read_text())
-        _restore_rng_state(model, state)
+        model = load_checkpoint(checkpoint, config, env)
     else:
         model = make_model(config, env)
     start = int(model.num_timesteps)
@@ -205,6 +237,53 @@ def train(
     plot_learning_curve(run_dir)
     env.close()
     return run_dir
+
+
+def load_checkpoint(checkpoint: Path, config: ExperimentConfig, env: Any) -> Any:
+    """A model rebuilt from the run's config with a checkpoint's weights and optimizer state.
+
+    Nothing is unpickled (docs/SECURITY.md): SB3's `set_parameters` reads only the `.pth`
+    members, with `torch.load(weights_only=True)`; the step count and the generator states
+    come from the checkpoint's JSON.
+    """
+    from agents.trained import ModelFileError, check_metadata, read_metadata
+    from tacocat_env.observation import ObservationLayout
+    from tacocat_env.ruleset import compile_rules
+
+    rules = compile_rules(config.rules_config)
+    check_metadata(checkpoint, read_metadata(checkpoint), rules.hash, ObservationLayout(rules).size)
+    model = make_model(config, env)
+    try:
+        model.set_parameters(str(checkpoint), exact_match=True, device=config.device)
+    except Exception as err:  # torch refuses pickled objects; SB3 refuses missing parameters
+        raise ModelFileError(f"checkpoint {checkpoint} could not be loaded: {str(err).splitlines()[0]}") from None
+    state = json.loads(checkpoint.with_suffix(".json").read_text())
+    model.num_timesteps = int(state["timesteps"])
+    model._n_updates = int(state.get("n_updates", 0))
+    if "envs" in state:  # the games in progress, so that the run continues exactly
+        _restore_envs(model, env, state)
+    _restore_rng_state(model, state)
+    return model
+
+
+def _restore_envs(model: Any, env: Any, state: dict[str, Any]) -> None:
+    """Put the vectorised envs, the monitor and SB3's rollout bookkeeping back as they were at
+    the checkpoint (learn() then continues without resetting the envs)."""
+    from collections import deque
+
+    if len(state["envs"]) != env.num_envs:
+        raise RunDirError(f"the checkpoint holds {len(state['envs'])} envs, the config makes {env.num_envs}")
+    for index, saved in enumerate(state["envs"]):
+        env.env_method("restore_state", saved, indices=[index])
+    monitor = state["monitor"]
+    env.episode_returns = np.array(monitor["returns"], dtype=np.float32)
+    env.episode_lengths = np.array(monitor["lengths"], dtype=np.int32)
+    env.episode_count = int(monitor["count"])
+    model._last_obs = np.array(state["last_obs"], dtype=np.float32)
+    model._last_episode_starts = np.array(state["last_episode_starts"], dtype=bool)
+    episodes = [{**info, "r": np.float32(info["r"]), "l": np.int32(info["l"])} for info in state["ep_info_buffer"]]
+    model.ep_info_buffer = deque(episodes, maxlen=model._stats_window_size)  # VecMonitor's dtypes
+    model.ep_success_buffer = deque(maxlen=model._stats_window_size)  # (no success infos here)
 
 
 def _restore_rng_state(model: Any, state: dict[str, Any]) -> None:
@@ -227,8 +306,13 @@ def main(argv: list[str] | None = None) -> Path:
     args = parser.parse_args(argv)
     if args.resume is None and args.config is None:
         parser.error("give --config FILE (or --resume RUN_DIR)")
-    config = None if args.resume else load_experiment(args.config, args.seed, args.overrides)
-    run_dir = train(config, resume=args.resume, progress=not args.no_progress)
+    if args.resume is not None and (args.config or args.seed is not None or args.overrides):
+        parser.error("--config, --seed and --set cannot be combined with --resume (the run keeps its saved config)")
+    try:
+        config = None if args.resume else load_experiment(args.config, args.seed, args.overrides)
+        run_dir = train(config, resume=args.resume, progress=not args.no_progress)
+    except (ValueError, OSError) as err:  # a user error: one line (tacocat --debug train shows the traceback)
+        parser.exit(1, f"error: {one_line(err)}\n")
     print(f"run directory: {run_dir}")
     return run_dir
 

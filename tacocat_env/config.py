@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 #: R1.1 default deck composition, value -> copies (38 cards).
 DEFAULT_DECK: dict[int, int] = {
@@ -26,6 +26,20 @@ DEFAULT_BOARD: tuple[int, ...] = (4, 6, 9, 7, 9, 6, 4)
 #: fields that do not change the game itself, left out of the ruleset hash
 _NOT_RULES = frozenset({"round_reward"})
 
+#: Size limits (docs/RULES.md, "Limits of the rules config"): far above any real variant, low
+#: enough that a typo (a deck of 10^9 copies, a board of hundreds of spaces) is an error that
+#: names the field instead of an out-of-memory crash or a game that cannot be played out.
+LIMITS = {
+    "card_value": 1000,        # largest card value
+    "distinct_values": 50,     # card values in the deck
+    "copies": 100,             # copies of one value
+    "deck_size": 1000,         # cards in the deck
+    "spaces": 25,              # board spaces
+    "deal_size": 50,           # cards dealt per player on one space
+    "max_rounds": 10_000,
+    "round_reward": 100.0,
+}
+
 ArrowPolicy = Literal["trailing", "leading", "explicit"]
 ArrowMark = Literal["both", "player_0", "player_1"]
 TiePolicy = Literal["void", "arrow_player_wins"]
@@ -36,11 +50,11 @@ class RulesConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    deck: dict[int, int] = Field(
+    deck: dict[int, StrictInt] = Field(
         default_factory=lambda: dict(DEFAULT_DECK),
         description="R1.1 deck composition: card value -> number of copies.",
     )
-    board: tuple[int, ...] = Field(
+    board: tuple[StrictInt, ...] = Field(
         default=DEFAULT_BOARD,
         description="R1.2 deal size of each space, listed from player_0's goal to player_1's goal.",
     )
@@ -63,33 +77,74 @@ class RulesConfig(BaseModel):
             "space the round stays void)."
         ),
     )
-    max_rounds: int = Field(
-        default=60, gt=0, description="R1.5 rounds (void ones included) before truncation."
+    max_rounds: StrictInt = Field(
+        default=60, gt=0, le=LIMITS["max_rounds"],
+        description="R1.5 rounds (void ones included) before truncation.",
     )
     round_reward: float = Field(
         default=0.0,
         ge=0.0,
+        le=LIMITS["round_reward"],
+        allow_inf_nan=False,
         description=(
             "Optional shaping: +round_reward to the winner and -round_reward to the loser of "
             "every decisive round. 0 (off) by default; the +1/-1 game reward is unchanged."
         ),
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_booleans(cls, data: Any) -> Any:
+        """YAML reads `yes`/`true` as booleans and Python's bool is an int: refuse them in
+        every (numeric) field instead of reading `max_rounds: true` as 1."""
+        if isinstance(data, dict):
+            for name, value in data.items():
+                items = value.items() if isinstance(value, dict) else [(None, value)]
+                for key, item in items:
+                    inner = item if isinstance(item, (list, tuple)) else [item]
+                    if isinstance(key, bool) or any(isinstance(x, bool) for x in inner):
+                        raise ValueError(f"{name}: a boolean is not a number (got {value!r})")
+                    if name == "round_reward" and isinstance(item, str):
+                        raise ValueError(f"round_reward: must be a number, got the text {item!r}")
+        return data
+
+    @field_validator("deck", mode="before")
+    @classmethod
+    def _deck_is_a_mapping(cls, deck: Any) -> Any:
+        if not isinstance(deck, dict):
+            raise ValueError(f"the deck must be a mapping value -> copies, got {type(deck).__name__}")
+        return {k: (v if isinstance(v, int) else _no_text(v, f"copies of value {k}")) for k, v in deck.items()}
+
+    @field_validator("board", mode="before")
+    @classmethod
+    def _board_is_a_list(cls, board: Any) -> Any:
+        if isinstance(board, (str, bytes, dict)) or not hasattr(board, "__iter__"):
+            raise ValueError(f"the board must be a list of deal sizes, got {type(board).__name__}")
+        return board
+
     @field_validator("deck")
     @classmethod
     def _check_deck(cls, deck: dict[int, int]) -> dict[int, int]:
         if not deck:
             raise ValueError("the deck must hold at least one card value")
+        if len(deck) > LIMITS["distinct_values"]:
+            raise ValueError(f"{len(deck)} card values; at most {LIMITS['distinct_values']} are supported")
         for value, copies in deck.items():
-            if value <= 0:
-                raise ValueError(f"card values must be positive, got value {value}")
+            if not 0 < value <= LIMITS["card_value"]:
+                raise ValueError(f"card values must be in 1..{LIMITS['card_value']}, got value {value}")
             if copies <= 0:
                 raise ValueError(f"value {value} has {copies} copies; copies must be positive")
+            if copies > LIMITS["copies"]:
+                raise ValueError(f"value {value} has {copies} copies; at most {LIMITS['copies']} are supported")
+        if sum(deck.values()) > LIMITS["deck_size"]:
+            raise ValueError(f"{sum(deck.values())} cards; a deck of at most {LIMITS['deck_size']} is supported")
         return dict(sorted(deck.items()))
 
     @field_validator("board")
     @classmethod
     def _check_board(cls, board: tuple[int, ...]) -> tuple[int, ...]:
+        if len(board) > LIMITS["spaces"]:
+            raise ValueError(f"{len(board)} spaces; at most {LIMITS['spaces']} are supported")
         if len(board) < 3 or len(board) % 2 == 0:
             raise ValueError(
                 f"the board needs an odd number (>= 3) of spaces so that the Tacocat can start "
@@ -101,6 +156,8 @@ class RulesConfig(BaseModel):
                     f"space {index} deals {size} card(s); every deal size must be >= 2 "
                     "(a duel and a last card, R5.1/R6.1)"
                 )
+            if size > LIMITS["deal_size"]:
+                raise ValueError(f"space {index} deals {size} cards; at most {LIMITS['deal_size']} are supported")
         return board
 
     @model_validator(mode="after")
@@ -175,7 +232,10 @@ class RulesConfig(BaseModel):
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> RulesConfig:
-        data = yaml.safe_load(Path(path).read_text()) or {}
+        try:
+            data = yaml.safe_load(Path(path).read_text()) or {}
+        except yaml.YAMLError as err:
+            raise ValueError(f"{path}: not valid YAML ({' '.join(str(err).split())})") from None
         if not isinstance(data, dict):
             raise ValueError(f"{path}: a rules config must be a YAML mapping, got {type(data).__name__}")
         return cls(**data)
@@ -183,6 +243,12 @@ class RulesConfig(BaseModel):
     def to_yaml(self) -> str:
         data = self.model_dump(mode="json")
         return yaml.safe_dump(data, sort_keys=False)
+
+
+def _no_text(value: Any, what: str) -> Any:
+    if isinstance(value, str):
+        raise ValueError(f"{what} must be a number, got the text {value!r}")
+    return value
 
 
 def make_config(config: RulesConfig | dict[str, Any] | str | Path | None = None, **overrides: Any) -> RulesConfig:

@@ -7,7 +7,7 @@ indistinguishable, so hands and piles are kept as counts per value index.
 The public API is::
 
     state = new_game(config, seed)        # R2 set-up, first round dealt
-    legal_actions(state) -> list[int]     # ids of the action codec, ascending
+    legal_actions(state) -> tuple[int, ...]  # ids of the action codec, ascending (immutable)
     apply_action(state, action)           # R4-R6; raises and changes nothing if illegal
     state.current_player, state.is_over, state.winner, returns(state)
 
@@ -82,7 +82,7 @@ class GameState:
     events: list[tuple[Any, ...]] = field(default_factory=list)
     #: every action taken, (player, action id): the private move log used for replays
     actions: list[tuple[int, int]] = field(default_factory=list)
-    _legal_cache: list[int] | None = field(default=None, repr=False)
+    _legal_cache: tuple[int, ...] | None = field(default=None, repr=False)
 
     # -- convenience views ---------------------------------------------------------------
     @property
@@ -209,10 +209,12 @@ def _open_replace(state: GameState, arrow: int | None) -> None:
 # ---------------------------------------------------------------------------------------
 # legal actions
 # ---------------------------------------------------------------------------------------
-def legal_actions(state: GameState) -> list[int]:
-    """Ids of the legal actions of the player to act, ascending; [] when the game is over."""
+def legal_actions(state: GameState) -> tuple[int, ...]:
+    """Ids of the legal actions of the player to act, ascending; () when the game is over.
+
+    A tuple: the engine caches it, so a caller must not be able to change it."""
     if state._legal_cache is None:
-        state._legal_cache = _compute_legal(state)
+        state._legal_cache = tuple(_compute_legal(state))
     return state._legal_cache
 
 
@@ -322,7 +324,7 @@ def _apply_legal(state: GameState, action: int) -> None:
         _answer(state, next(v for v, n in enumerate(hand) if n))
 
 
-def _legal_text(state: GameState, legal: list[int]) -> str:
+def _legal_text(state: GameState, legal: tuple[int, ...]) -> str:
     names = state.rules.codec.names
     return ", ".join(f"{a}={names[a]!r}" for a in legal) or "none"
 

@@ -68,6 +68,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from tacocat_env.config import RulesConfig, make_config
 from tacocat_env.engine import GameState, Phase, apply_action, legal_actions, new_game, returns, round_shaping
+from tacocat_env.errors import GameOverError
 from tacocat_env.observation import ObservationLayout, describe, encode, legal_mask
 from tacocat_env.render import render_text
 from tacocat_env.ruleset import compile_rules
@@ -236,6 +237,14 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming convention)
 
     def close(self) -> None:
         pass
+
+    def last(self, observe: bool = True) -> tuple:
+        """PettingZoo's `last()`, with a clear error before `reset()` and once every agent has
+        stepped out of a finished game (PettingZoo's own version raises a bare KeyError)."""
+        self._game()
+        if not self.agents:
+            raise GameOverError("the game is over and every agent has left it; call reset() to play again")
+        return super().last(observe)
 
     # -- conveniences ----------------------------------------------------------------------
     def action_name(self, action: int) -> str:

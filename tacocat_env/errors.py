@@ -19,7 +19,7 @@ class IllegalActionError(TacocatError):
     def __init__(self, message: str, action: object, legal_actions: Sequence[int], legal_moves: Sequence[str]):
         super().__init__(message)
         self.action = action
-        self.legal_actions = list(legal_actions)
+        self.legal_actions = tuple(legal_actions)
         self.legal_moves = list(legal_moves)
 
 

@@ -38,6 +38,8 @@ round                  1     rounds played / max_rounds
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from tacocat_env.engine import GameState, Phase, moves_to_goal
@@ -208,9 +210,9 @@ def _moves_to_goal(state: GameState, player: int) -> int:
     return moves_to_goal(state.covered, state.space, state.winner, player)
 
 
-def legal_mask(legal: list[int], size: int) -> np.ndarray:
+def legal_mask(legal: Sequence[int], size: int) -> np.ndarray:
     mask = np.zeros(size, dtype=np.int8)
-    mask[legal] = 1
+    mask[np.asarray(legal, dtype=np.intp)] = 1
     return mask
 
 

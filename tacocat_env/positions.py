@@ -37,7 +37,7 @@ def setup_position(
     duel_card: int | None = None,
     discard: Sequence[int] = (),
     draw_pile: Sequence[int] | None = None,
-    rounds_played: int = 0,
+    rounds_played: int | None = None,
     seed: int | np.random.Generator | None = None,
 ) -> GameState:
     """Build a validated position.
@@ -54,13 +54,41 @@ def setup_position(
         attacker, attack, answers: the trick in progress (attack listed highest first is
             not required; it is sorted).
         discard: face-up cards of this round. `draw_pile`: explicit draw pile, top card last.
+        rounds_played: rounds finished before this one (default: the number of covered
+            spaces, the fewest that fit them, R6.5); must be below `max_rounds`.
     Raises:
         InvalidPositionError naming what is wrong.
     """
     cfg = config if isinstance(config, RulesConfig) else make_config(config)
     rules = compile_rules(cfg)
-    if phase not in _PHASES:
+    if not isinstance(phase, str) or phase not in _PHASES:
         raise InvalidPositionError(f"phase must be one of {sorted(_PHASES)}, got {phase!r}")
+    if not isinstance(seed, np.random.Generator):
+        _check_int(seed, "seed", low=0, optional=True)
+    if not isinstance(hands, (list, tuple)) or len(hands) != 2:
+        raise InvalidPositionError(f"hands must be a pair of card lists (player_0's, player_1's), got {hands!r}")
+    for name, cards in (("hands[0]", hands[0]), ("hands[1]", hands[1]), ("covered", covered),
+                        ("attack", attack), ("answers", answers), ("set_aside", set_aside),
+                        ("discard", discard), ("draw_pile", draw_pile)):
+        if cards is not None or name != "draw_pile":
+            _check_int_list(cards, name)
+    for name, value in (("space", space), ("to_act", to_act), ("attacker", attacker),
+                        ("replace_cap", replace_cap), ("duel_card", duel_card)):
+        _check_int(value, name, optional=True)
+    if rounds_played is None:  # the fewest rounds that fit the tiles on the board (R6.5)
+        rounds_played = len(set(covered)) if isinstance(covered, (list, tuple)) else 0
+    _check_int(rounds_played, "rounds_played", low=0)
+    if rounds_played >= cfg.max_rounds:
+        raise InvalidPositionError(
+            f"rounds_played={rounds_played}: the game ends after max_rounds={cfg.max_rounds} rounds (R1.5)"
+        )
+    if to_act not in (None, 0, 1):
+        raise InvalidPositionError(f"to_act must be 0 or 1, got {to_act!r}")
+    if len(set(covered)) > rounds_played:
+        raise InvalidPositionError(
+            f"covered: {len(set(covered))} covered space(s) after {rounds_played} round(s) played; every "
+            "decisive round covers one space (R6.5), so at most rounds_played spaces are covered"
+        )
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     space = cfg.centre if space is None else space
     if not 0 <= space < rules.n_spaces:
@@ -107,6 +135,11 @@ def setup_position(
                 if replace_cap is None or replace_cap <= 0:
                     raise InvalidPositionError(
                         "replace_cap: the second replacer acts only when the first replaced at least one card"
+                    )
+                if replace_cap > rules.board[space]:
+                    raise InvalidPositionError(
+                        f"replace_cap={replace_cap}: the first replacer cannot have replaced more than the "
+                        f"deal size of space {space} ({rules.board[space]})"
                     )
                 state.replace_cap[second] = replace_cap
                 state.replaced[first] = replace_cap
@@ -161,6 +194,22 @@ def setup_position(
     return state
 
 
+def _check_int(value: Any, what: str, low: int | None = None, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise InvalidPositionError(f"{what} must be an integer, got {value!r}")
+    if low is not None and value < low:
+        raise InvalidPositionError(f"{what} must be >= {low}, got {value}")
+
+
+def _check_int_list(cards: Any, what: str) -> None:
+    if not isinstance(cards, (list, tuple)):
+        raise InvalidPositionError(f"{what} must be a list of integers, got {type(cards).__name__} {cards!r}")
+    for card in cards:
+        _check_int(card, f"{what}: item {card!r}")
+
+
 def _check_attack(rules: Ruleset, attack: list[int]) -> None:
     """The attack must be a single, a set or a sequence of this ruleset (R5.3)."""
     kind = "single" if len(attack) == 1 else "set" if len(set(attack)) == 1 else "sequence"
@@ -182,6 +231,14 @@ def _check_sizes(state: GameState) -> None:
         raise InvalidPositionError(f"hand sizes must be equal (R4.4), got {sizes[0]} and {sizes[1]}")
     if min(sizes) < 1:
         raise InvalidPositionError("each player needs at least one card")
+    largest = max(state.rules.board)
+    if sizes[0] > largest:
+        raise InvalidPositionError(
+            f"hands: {sizes[0]} cards each, but the largest deal of this board is {largest}; a hand is "
+            "never larger than a deal"
+        )
+    if state.phase is Phase.REPLACE and sizes[0] < 2:
+        raise InvalidPositionError("hands: the replace step needs at least two cards each (a duel follows it)")
     if state.phase is Phase.DUEL and sizes[0] < 2:
         raise InvalidPositionError("a duel needs two cards each; with one card the round is at the showdown")
     if state.phase is Phase.ATTACK and sizes[0] < 2:

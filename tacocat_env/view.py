@@ -108,7 +108,7 @@ def player_view(state: GameState, player: int) -> PlayerView:
         last_duel=state.last_duel,
         winner=state.winner,
         events=tuple(state.events),
-        legal_actions=tuple(legal_actions(state)) if acting else (),
+        legal_actions=legal_actions(state) if acting else (),
     )
 
 

@@ -59,7 +59,7 @@ def test_registry_lists_every_rung_and_rejects_unknown_names():
     assert {"random", "highcard", "planner", "counter", "search"} <= names
     with pytest.raises(ValueError, match="unknown agent 'nope'.*known agents"):
         make_agent("nope")
-    with pytest.raises(ValueError, match="bad parameters"):
+    with pytest.raises(ValueError, match="agent 'search' has no parameter 'bogus'; it accepts: simulations"):
         make_agent("search", bogus=1)
     assert make_agent("search:simulations=12").simulations == 12
 

@@ -141,7 +141,7 @@ def test_env_step_after_game_over_only_accepts_none():
         ({"board": (4, 1, 4)}, r"space 1 deals 1 card"),
         ({"deck": {**DEFAULT.deck, 5: 0}}, r"value 5 has 0 copies; copies must be positive"),
         ({"deck": {**DEFAULT.deck, 5: -2}}, r"value 5 has -2 copies; copies must be positive"),
-        ({"deck": {**DEFAULT.deck, 0: 3}}, r"card values must be positive, got value 0"),
+        ({"deck": {**DEFAULT.deck, 0: 3}}, r"card values must be in 1..1000, got value 0"),
         ({"deck": {}}, r"at least one card value"),
         ({"arrow_policy": "explicit", "arrows": ("both",) * 6}, r"arrows: arrow_policy 'explicit' needs one arrow per board space \(7\), got 6"),
         ({"arrow_policy": "explicit"}, r"needs one arrow per board space \(7\), got None"),

@@ -112,7 +112,7 @@ def test_mask_zero_for_non_acting_agent_and_infos_list_legal_moves():
         game = env_.unwrapped.game
         legal = tacocat_env.legal_actions(game)
         assert agent == f"player_{game.current_player}"
-        assert np.flatnonzero(observation["action_mask"]).tolist() == legal
+        assert tuple(np.flatnonzero(observation["action_mask"]).tolist()) == legal
         other = "player_1" if agent == "player_0" else "player_0"
         assert not env_.observe(other)["action_mask"].any()
         assert info["legal_moves"] == [env_.unwrapped.action_name(a) for a in legal]

@@ -60,7 +60,7 @@ def test_legal_actions_accepted_all_others_rejected_state_unchanged(seed, cfg):
     n = state.rules.codec.size
     for live in walk(state, rng):
         legal = legal_actions(live)
-        assert legal == sorted(set(legal)) and legal, "ascending, unique, non-empty while the game runs"
+        assert legal == tuple(sorted(set(legal))) and legal, "ascending, unique, non-empty while the game runs"
         before = snapshot(live)
         for action in range(n):
             if action in legal:
@@ -119,7 +119,7 @@ def test_env_only_acting_agent_has_a_mask_and_rewards_sum_to_zero(seed, cfg):
         for other in e.possible_agents:
             mask = e.observe(other)["action_mask"]
             if other == acting:
-                assert np.flatnonzero(mask).tolist() == legal_actions(game)
+                assert tuple(np.flatnonzero(mask).tolist()) == legal_actions(game)
                 assert info["legal_moves"] == [e.unwrapped.action_name(a) for a in legal_actions(game)]
             else:
                 assert not mask.any(), "the agent that is not acting gets an all-zero mask"

@@ -564,7 +564,7 @@ def test_R6_4_tacocat_in_goal_ends_game_with_winner(space, covered, winner):
     last = (2, 3) if winner == 0 else (3, 2)
     state = duel_to_showdown(*last, space=space, covered=covered)
     assert state.is_over and state.winner == winner and not state.truncated
-    assert state.current_player is None and legal_actions(state) == []
+    assert state.current_player is None and legal_actions(state) == ()
     assert returns(state) == ([1.0, -1.0] if winner == 0 else [-1.0, 1.0])
     assert state.events[-1] == ("game_over", winner)
     assert state.covered[space]
@@ -582,8 +582,8 @@ def test_R1_5_truncation_after_max_rounds_counts_void_rounds():
     # a decisive round at the limit that does not reach a goal also truncates
     state = duel_to_showdown(2, 3, config=cfg, rounds_played=2)
     assert state.is_over and state.truncated and state.winner is None and state.space == 2
-    # a round at the limit that reaches a goal is a win
-    state = duel_to_showdown(2, 3, config=cfg, rounds_played=2, space=0, covered=[3, 2, 1])
+    # a round at the limit that reaches a goal is a win (three tiles need three rounds, R6.5)
+    state = duel_to_showdown(2, 3, config=RulesConfig(max_rounds=4), rounds_played=3, space=0, covered=[3, 2, 1])
     assert state.is_over and not state.truncated and state.winner == 0
 
 

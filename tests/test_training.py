@@ -19,7 +19,7 @@ from stable_baselines3.common.env_checker import check_env
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 from agents.arena import play_game
-from agents.registry import make_agent
+from agents.registry import format_spec, make_agent
 from agents.trained import ModelFileError, write_metadata
 from experiments.config import ExperimentConfig, load_experiment
 from experiments.gym_env import TacocatSingleAgentEnv, make_env_fn
@@ -168,7 +168,8 @@ def test_corrupt_or_mismatched_model_files_are_clear_errors(smoke_run, tmp_path)
     model.save(other)
     with pytest.raises(ModelFileError, match="not a model saved by"):
         make_agent("ppo", path=str(other))
-    write_metadata(other, {"ruleset_hash": "0000000000000000", "observation_size": 136})
+    meta = json.loads(zipfile.ZipFile(smoke_run / "final_model.zip").read("tacocat.json"))
+    write_metadata(other, {**meta, "ruleset_hash": "0000000000000000"})
     agent = make_agent("ppo", path=str(other))
     with pytest.raises(ModelFileError, match="trained for ruleset 0000000000000000"):
         play_game([agent, make_agent("random")], seed=0)
@@ -236,9 +237,10 @@ def test_selfplay_adds_snapshots_of_the_learner_to_the_pool(tmp_path):
     run_dir = train(config, progress=False)
     snapshots = sorted((run_dir / "snapshots").glob("snapshot_*.zip"))
     assert len(snapshots) == 4  # at 512, 1024, 1536, 2048 timesteps
-    ckpt = json.loads((run_dir / "checkpoints" / "ckpt_2048.json").read_text())
-    assert len(ckpt["snapshots"]) == 2 and ckpt["snapshots"][-1].endswith("snapshot_2048.zip,deterministic=0")
-    snapshot_agent = make_agent(ckpt["snapshots"][-1])
+    ckpt = json.loads((run_dir / "checkpoints" / "ckpt_1024.json").read_text())
+    # stored relative to the run directory, so that the run resumes from any working directory
+    assert ckpt["snapshots"] == ["snapshots/snapshot_512.zip", "snapshots/snapshot_1024.zip"]
+    snapshot_agent = make_agent(format_spec("ppo", path=str(run_dir / ckpt["snapshots"][-1]), deterministic=False))
     assert play_game([snapshot_agent, make_agent("random")], seed=0).length > 0
 
 
@@ -278,7 +280,42 @@ def test_a_model_for_another_observation_size_is_refused(tmp_path):
     small = TacocatSingleAgentEnv(POOL, rules={"board": (4, 6, 7, 6, 4)})  # 5 spaces: other sizes
     path = tmp_path / "small_board.zip"
     MaskablePPO("MlpPolicy", small, n_steps=64, batch_size=32, device="cpu").save(path)
-    write_metadata(path, {"ruleset_hash": TacocatSingleAgentEnv(POOL).rules.hash})
+    write_metadata(path, {"ruleset_hash": TacocatSingleAgentEnv(POOL).rules.hash, "n_actions": int(small.action_space.n),
+                          "observation_size": small.observation_space.shape[0],
+                          "policy": {"net_arch": [64, 64], "activation": "tanh"}})
     agent = make_agent("ppo", path=str(path))
     with pytest.raises(ModelFileError, match="expects observations of size"):
         play_game([agent, make_agent("random")], seed=0)
+
+
+def test_resume_is_bit_identical_to_the_uninterrupted_run(smoke_run, tmp_path):
+    """Interrupt a copy of the smoke run after its checkpoint at 1024 timesteps (what a kill
+    leaves behind), resume it: weights, evaluations and training metrics equal the original's."""
+    import shutil
+
+    run_dir = tmp_path / smoke_run.name
+    shutil.copytree(smoke_run, run_dir)
+    for name in ("final.json", "final_model.zip", "best_model.zip", "learning_curve.png"):
+        (run_dir / name).unlink(missing_ok=True)
+    saved = sorted(int(p.stem.split("_")[1]) for p in (run_dir / "checkpoints").glob("ckpt_*.json"))
+    assert saved == [1024]
+    assert train(resume=run_dir, progress=False) == run_dir
+    first, resumed = _weights(smoke_run / "final_model.zip"), _weights(run_dir / "final_model.zip")
+    assert all(np.array_equal(first[k], resumed[k]) for k in first)
+    assert (run_dir / "eval.csv").read_text() == (smoke_run / "eval.csv").read_text()
+    # every training metric the resumed segment logs equals the uninterrupted run's value
+    original = {row["time/total_timesteps"]: row for row in _rows(smoke_run / "progress.csv")}
+    compared = 0
+    for row in _rows(run_dir / "progress_resumed_1024.csv"):
+        for key, value in row.items():
+            if key.startswith(("train/", "rollout/")) and value != "":
+                assert original[row["time/total_timesteps"]][key] == value, key
+                compared += key.startswith("train/")
+    assert compared >= 5
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    import csv
+
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))

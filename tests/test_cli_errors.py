@@ -1,0 +1,116 @@
+"""The CLI: every user error is one `error: ...` line, a non-zero exit and no traceback;
+`tacocat --debug ...` shows the traceback. Output paths are checked before any game is played."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from experiments.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = ROOT / "experiments" / "configs" / "smoke.yaml"
+
+
+def run(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+def assert_clean_error(result, *fragments: str) -> None:
+    text = result.output
+    assert result.exit_code not in (0, None), text
+    assert "Traceback" not in text, text
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    for fragment in fragments:
+        assert fragment in text, (fragment, text)
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "bad.yaml").write_text("max_rounds: [\n")
+    (tmp_path / "yes.yaml").write_text("max_rounds: yes\n")
+    (tmp_path / "list.yaml").write_text("- 1\n- 2\n")
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "exp_bad_agent.yaml").write_text(SMOKE.read_text().replace("agent: highcard", "agent: nope"))
+    return tmp_path
+
+
+CASES = [
+    (["match", "random", "random", "--rules", "{t}/bad.yaml"], ["not valid YAML"]),
+    (["match", "random", "random", "--rules", "{t}/yes.yaml"], ["max_rounds: a boolean"]),
+    (["match", "random", "random", "--rules", "{t}/list.yaml"], ["must be a YAML mapping"]),
+    (["match", "random", "random", "--rules", "{t}/folder"], ["--rules"]),
+    (["match", "random", "random", "--rules", "{t}/missing.yaml"], ["--rules"]),
+    (["match", "random", "search:simulations=-1"], ["simulations must be >= 1"]),
+    (["match", "random", "search:search_replace=maybe"], ["must be of type bool"]),
+    (["match", "random", "ppo:path={t}/folder"], ["is a folder"]),
+    (["match", "random", "ppo:path={t}/afile"], ["not a valid model file"]),
+    (["match", "random", "random", "--json", "{t}/folder"], ["is a folder; give a file name"]),
+    (["match", "random", "random", "--save-games", "{t}/afile/games.jsonl"], ["is a file, so"]),
+    (["tournament", "--agents", "random,highcard", "--out", "{t}/afile"], ["is a file; give a folder"]),
+    (["tournament", "--agents", "random,nope"], ["unknown agent 'nope'"]),
+    (["replay", "{t}/afile"], ["not valid JSON"]),
+    (["replay", "{t}/folder"], ["folder"]),
+    (["train"], ["give --config FILE or --resume RUN_DIR"]),
+    (["train", "--config", "{t}/bad.yaml"], ["not valid YAML"]),
+    (["train", "--config", "{t}/folder"], ["error:"]),
+    (["train", "--config", str(SMOKE), "--seed", "-1"], ["seed", "greater than or equal to 0"]),
+    (["train", "--config", str(SMOKE), "--set", "name=../escape"], ["name", "pattern"]),
+    (["train", "--config", str(SMOKE), "--set", "algo.batch_size=1"], ["batch_size"]),
+    (["train", "--config", "{t}/exp_bad_agent.yaml"], ["opponents.1.agent", "unknown agent 'nope'"]),
+    (["train", "--resume", "{t}/missing_run"], ["does not exist"]),
+    (["train", "--resume", "{t}/afile"], ["is a file"]),
+    (["train", "--resume", "{t}/folder"], ["not a run directory"]),
+    (["train", "--resume", "{t}/folder", "--set", "seed=3"], ["cannot be combined with --resume"]),
+]
+
+
+@pytest.mark.parametrize(("args", "fragments"), CASES, ids=lambda v: " ".join(v)[:60] if isinstance(v, list) else "")
+def test_user_errors_are_one_clean_line(files, args, fragments):
+    args = [a.replace("{t}", str(files)) for a in args]
+    result = run(*[*args, "--no-progress"] if args[0] in ("match", "tournament") else args)
+    assert_clean_error(result, *fragments)
+    if args[0] == "train":  # validation happens before any run directory exists
+        assert not (files / "runs").exists() and not Path("runs/escape").exists()
+
+
+def test_output_paths_are_checked_before_the_match_is_played(files, monkeypatch):
+    import agents.evaluation
+
+    def boom(*args, **kwargs):
+        raise AssertionError("the match was played")
+
+    monkeypatch.setattr(agents.evaluation, "match", boom)
+    result = run("match", "random", "random", "--json", str(files / "folder"))
+    assert_clean_error(result, "--json")
+
+
+def test_debug_shows_the_traceback(files):
+    result = run("--debug", "train", "--config", str(files / "bad.yaml"))
+    assert result.exit_code != 0
+    assert result.exception is not None and not isinstance(result.exception, SystemExit)
+
+
+def test_resume_of_a_finished_run_says_so(tmp_path):
+    run_dir = tmp_path / "smoke_s0_x"
+    run_dir.mkdir()
+    (run_dir / "config.yaml").write_text(SMOKE.read_text())
+    (run_dir / "final.json").write_text('{"timesteps": 2048}')
+    (run_dir / "final_model.zip").write_bytes(b"the final model")
+    result = run("train", "--resume", str(run_dir))
+    assert_clean_error(result, "is a finished run", "nothing to resume")
+    assert (run_dir / "final_model.zip").read_bytes() == b"the final model"
+
+
+def test_module_entry_points_print_one_line_too(tmp_path):
+    import subprocess
+    import sys
+
+    for module in ("experiments.train", "experiments.main"):
+        proc = subprocess.run([sys.executable, "-m", module, "--config", str(tmp_path / "missing.yaml")],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+        assert proc.stderr.strip().splitlines() == [f"error: [Errno 2] No such file or directory: '{tmp_path / 'missing.yaml'}'"]
