@@ -184,10 +184,6 @@ class HumanGameResult:
     quit: bool
     record: GameRecord
 
-    @property
-    def human_won(self) -> bool:
-        return self.winner == self.seat
-
 
 def _hidden_action_text(kind: str, player: int) -> str | None:
     """What the table sees of an action that produced no public event."""
