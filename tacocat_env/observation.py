@@ -38,6 +38,8 @@ round                  1     rounds played / max_rounds
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from tacocat_env.engine import GameState, Phase, moves_to_goal
@@ -149,14 +151,14 @@ def encode(state: GameState, player: int) -> np.ndarray:
         *_THREE_ONE_HOT[0 if arrow is None else (1 if arrow == player else 2)],
         *board,
         *_THREE_ONE_HOT[2 if attacker is None else (0 if attacker == player else 1)],
+        0,  # "round", set below
     ]
     # every entry but the last ("round") is a small non-negative integer: converting them
     # through bytes is about three times faster than np.asarray on the list
-    out = np.empty(len(values) + 1, dtype=np.float32)
     if tables.small_ints:
-        out[:-1] = np.frombuffer(bytes(values), dtype=np.uint8)
+        out = np.frombuffer(bytes(values), dtype=np.uint8).astype(np.float32)
     else:
-        out[:-1] = values
+        out = np.array(values, dtype=np.float32)
     out[-1] = state.rounds_played / state.config.max_rounds
     return out
 
@@ -208,9 +210,10 @@ def _moves_to_goal(state: GameState, player: int) -> int:
     return moves_to_goal(state.covered, state.space, state.winner, player)
 
 
-def legal_mask(legal: list[int], size: int) -> np.ndarray:
+def legal_mask(legal: Sequence[int], size: int) -> np.ndarray:
+    """An int8 mask of `size` with 1 at the legal action ids."""
     mask = np.zeros(size, dtype=np.int8)
-    mask[legal] = 1
+    mask[list(legal)] = 1  # (a tuple would index dimensions, not elements)
     return mask
 
 
