@@ -76,7 +76,7 @@ class TacocatSingleAgentEnv(gym.Env):
             `check_env` samples unmasked actions, so it needs "penalize".
     """
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}
 
     def __init__(
         self,
@@ -161,10 +161,12 @@ class TacocatSingleAgentEnv(gym.Env):
             return np.zeros(self.rules.codec.size, dtype=bool)
         return legal_mask(legal_actions(game), self.rules.codec.size).astype(bool)
 
-    def render(self) -> str | None:
-        from tacocat_env.render import render_text
+    def render(self) -> str | np.ndarray | None:
+        """The table as text ("ansi", the default) or as an RGB image ("rgb_array")."""
+        from tacocat_env.render import render_image, render_text
 
-        return render_text(self._require_game())
+        game = self._require_game()
+        return render_image(game) if self.render_mode == "rgb_array" else render_text(game)
 
     # -- internals -------------------------------------------------------------------------
     def _require_game(self) -> GameState:

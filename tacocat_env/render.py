@@ -1,6 +1,16 @@
-"""Text rendering of a game for spectators (all public information, no hidden cards)."""
+"""Rendering of a game for spectators (all public information, no hidden cards): text, an
+RGB image of the table (`render_mode="rgb_array"`) and animated GIFs of whole games.
+
+The image shows the board graphically and the rest of `render_text` below it, so the two
+renderers always state the same facts.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
 
 from tacocat_env.engine import GameState, Phase
 from tacocat_env.view import PlayerView
@@ -55,6 +65,68 @@ def render_text(state: GameState) -> str:
     else:
         lines.append(f"to act: player_{state.to_act} ({state.phase.name.lower()})")
     return "\n".join(lines)
+
+
+#: colours of the table image
+_FELT, _SPACE, _COVERED, _TOKEN, _GOAL, _WIN = "#1f5e3b", "#f4ecd8", "#555555", "#e8772e", "#c9d8c5", "#ffd84d"
+
+
+def render_image(state: GameState, width: int = 800, height: int = 280) -> np.ndarray:
+    """The table as an RGB image, shape (height, width, 3), dtype uint8.
+
+    Drawn with matplotlib's Agg canvas (no pyplot, no display needed): the board from
+    player_0's goal (left) to player_1's goal (right), covered spaces dark, the Tacocat as an
+    orange disc, a winner's goal in yellow; below it the remaining lines of `render_text`.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Circle, Rectangle
+
+    dpi = 100
+    fig = Figure(figsize=(width / dpi, height / dpi), dpi=dpi, facecolor=_FELT)
+    canvas = FigureCanvasAgg(fig)
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, width)
+    ax.set_ylim(height, 0)  # y grows downwards, as in the image
+    ax.axis("off")
+    rules = state.rules
+    n = rules.n_spaces
+    letters = _LETTERS if n == len(_LETTERS) else "".join(str(i % 10) for i in range(n))
+    over = state.phase is Phase.OVER
+    cell = min(70.0, (width - 40) / (n + 2))
+    top, left = 20.0, (width - cell * (n + 2)) / 2
+    for goal, x in ((0, left), (1, left + cell * (n + 1))):
+        colour = _WIN if state.winner == goal else _GOAL
+        ax.add_patch(Rectangle((x + 2, top), cell - 4, cell, facecolor=colour, edgecolor="black"))
+        ax.text(x + cell / 2, top + cell / 2, f"P{goal}\nGOAL", ha="center", va="center", fontsize=8)
+    for s in range(n):
+        x = left + cell * (s + 1)
+        colour = _COVERED if state.covered[s] else _SPACE
+        ax.add_patch(Rectangle((x + 2, top), cell - 4, cell, facecolor=colour, edgecolor="black"))
+        if not state.covered[s]:
+            ax.text(x + cell / 2, top + cell * 0.3, letters[s], ha="center", va="center", fontsize=13,
+                    fontweight="bold")
+            ax.text(x + cell / 2, top + cell * 0.75, f"deal {rules.board[s]}", ha="center", va="center",
+                    fontsize=7)
+        if s == state.space and not over:
+            ax.add_patch(Circle((x + cell / 2, top + cell + 14), 9, facecolor=_TOKEN, edgecolor="black"))
+    text = render_text(state).split("\n", 1)[1]  # everything but the text board line
+    ax.text(20, top + cell + 38, text, ha="left", va="top", fontsize=10, family="monospace", color="white")
+    canvas.draw()
+    return np.asarray(canvas.buffer_rgba())[:, :, :3].copy()
+
+
+def save_gif(frames: Iterable[np.ndarray], path: str | Path, seconds_per_frame: float = 0.8) -> Path:
+    """Write RGB frames (as from `render_image`) as an animated GIF that loops; returns the path."""
+    from PIL import Image
+
+    images = [Image.fromarray(frame) for frame in frames]
+    if not images:
+        raise ValueError("no frames to write")
+    path = Path(path)
+    images[0].save(path, save_all=True, append_images=images[1:], duration=int(seconds_per_frame * 1000),
+                   loop=0)
+    return path
 
 
 def describe_event(event: tuple, values: tuple[int, ...]) -> str:

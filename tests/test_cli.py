@@ -211,3 +211,28 @@ def test_human_sees_only_own_cards_and_public_information():
     agent.act(inp)
     hand = " ".join(str(v) for v in state.hand_values(0))
     assert f"Your hand: {hand}" in "\n".join(out)
+
+
+def test_replay_draws_the_game_as_a_gif(tmp_path):
+    from PIL import Image
+
+    games = tmp_path / "games.jsonl"
+    assert invoke("match", "random", "random", "--games", 1, "--seed", 3, "--save-games", games,
+                  "--no-progress").exit_code == 0
+    game = load_games(games)[0]
+    del game["actions"][12:], game["winner"]  # the first 12 actions are enough (and quick to draw)
+    games.write_text(json.dumps(game) + "\n")
+    gif = tmp_path / "game.gif"
+    result = invoke("replay", games, "--gif", gif)
+    assert result.exit_code == 0, result.output
+    frames = 12 + 1  # the deal, then one frame per action
+    with Image.open(gif) as image:
+        assert image.size == (800, 280) and 1 < image.n_frames <= frames
+        shown = 0  # Pillow merges identical consecutive frames and adds up their durations
+        for index in range(image.n_frames):
+            image.seek(index)
+            shown += image.info["duration"]
+    assert shown == frames * 500
+    assert f"({frames} frames)" in result.output
+    bad = invoke("replay", games, "--gif", tmp_path / "missing" / "x.gif")
+    assert bad.exit_code != 0 and "--gif" in bad.output
