@@ -21,8 +21,10 @@ import numpy as np
 from agents.arena import GameRecord, agent_rngs
 from agents.base import Agent, AgentInput
 from agents.registry import make_agent
+from tacocat_env.actions import MoveKind
 from tacocat_env.config import RulesConfig, make_config
 from tacocat_env.engine import Phase, apply_action, moves_to_goal, new_game
+from tacocat_env.events import EventKind
 from tacocat_env.render import board_line, describe_event
 from tacocat_env.view import PlayerView, player_view
 
@@ -119,7 +121,7 @@ class HumanAgent(Agent):
         """Print the public events the human has not seen yet."""
         values = view.rules.values
         for event in view.events[self._seen:]:
-            if event[0] == "round":
+            if event.kind is EventKind.ROUND:
                 self.say("")
             self.say("* " + describe_event(event, values))
         self._seen = len(view.events)
@@ -185,11 +187,11 @@ class HumanGameResult:
     record: GameRecord
 
 
-def _hidden_action_text(kind: str, player: int) -> str | None:
+def _hidden_action_text(kind: MoveKind, player: int) -> str | None:
     """What the table sees of an action that produced no public event."""
-    if kind == "stop":
+    if kind is MoveKind.STOP:
         return f"player_{player} has finished replacing."
-    if kind == "duel":
+    if kind is MoveKind.DUEL:
         return f"player_{player} has chosen a duel card, face down."
     return None  # set-asides stay hidden until revealed (R4.1)
 

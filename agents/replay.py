@@ -25,6 +25,7 @@ from agents.arena import GameRecord
 from tacocat_env.config import RulesConfig
 from tacocat_env.engine import GameState, apply_action, new_game
 from tacocat_env.errors import TacocatError
+from tacocat_env.events import EventKind
 from tacocat_env.render import board_line, describe_event, render_text
 
 FORMAT = "tacocat-game/1"
@@ -175,7 +176,7 @@ def replay_game(
     for step, entry in enumerate(game["actions"]):
         while seen < len(state.events):
             event = state.events[seen]
-            if event[0] == "round":
+            if event.kind is EventKind.ROUND:
                 emit("")
                 emit(board_line(state))
             emit(describe_event(event, values))

@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 
 #: public name -> module that defines it (imported on first access, PEP 562)
 _EXPORTS = {
-    "ActionCodec": "actions", "Move": "actions",
+    "ActionCodec": "actions", "Move": "actions", "MoveKind": "actions", "Event": "events", "EventKind": "events",
     "RulesConfig": "config", "make_config": "config",
     "GameState": "engine", "Phase": "engine", "apply_action": "engine", "legal_actions": "engine",
     "new_game": "engine", "returns": "engine",
@@ -42,10 +42,11 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
-    from tacocat_env.actions import ActionCodec, Move
+    from tacocat_env.actions import ActionCodec, Move, MoveKind
     from tacocat_env.config import RulesConfig, make_config
     from tacocat_env.engine import GameState, Phase, apply_action, legal_actions, new_game, returns
     from tacocat_env.env import env, raw_env
+    from tacocat_env.events import Event, EventKind
     from tacocat_env.errors import (
         ActionOutOfRangeError,
         GameOverError,

@@ -15,6 +15,7 @@ import numpy as np
 from tacocat_env.config import RulesConfig, make_config
 from tacocat_env.engine import GameState, Phase, _open_replace
 from tacocat_env.errors import InvalidPositionError
+from tacocat_env.events import EventKind, RoundDealt
 from tacocat_env.actions import Move
 from tacocat_env.ruleset import Ruleset, compile_rules
 
@@ -92,7 +93,7 @@ def setup_position(
     state.hands = [counts(hands[0], "hands[0]"), counts(hands[1], "hands[1]")]
     state.set_aside = [[0] * rules.n_values, [0] * rules.n_values]
     state.discard = counts(discard, "discard")
-    state.events.append(("round", rounds_played + 1, space, rules.board[space], rules.arrows[space]))
+    state.events.append(RoundDealt(EventKind.ROUND, rounds_played + 1, space, rules.board[space], rules.arrows[space]))
     table: list[int] = []
 
     if state.phase is Phase.REPLACE:

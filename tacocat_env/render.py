@@ -13,6 +13,19 @@ from pathlib import Path
 import numpy as np
 
 from tacocat_env.engine import GameState, Phase
+from tacocat_env.events import (
+    AnswerPlayed,
+    AttackPlayed,
+    DuelRevealed,
+    Event,
+    EventKind,
+    GameOver,
+    ReplaceRevealed,
+    RoundDealt,
+    ShowdownRevealed,
+    TacocatMoved,
+    TrickEnded,
+)
 from tacocat_env.view import PlayerView
 
 _LETTERS = "TACOCAT"
@@ -129,34 +142,38 @@ def save_gif(frames: Iterable[np.ndarray], path: str | Path, seconds_per_frame: 
     return path
 
 
-def describe_event(event: tuple, values: tuple[int, ...]) -> str:
+def describe_event(event: Event, values: tuple[int, ...]) -> str:
     """One public event of `GameState.events` in words."""
-    kind = event[0]
 
     def show(cards: tuple[int, ...]) -> str:
         return " ".join(str(values[v]) for v in cards) or "nothing"
 
-    if kind == "round":
-        _, number, space, size, arrow = event
-        who = "both players" if arrow is None else f"player_{arrow}"
-        return f"Round {number}: Tacocat on space {space}, {size} cards each; arrow points at {who}."
-    if kind == "replace":
-        return f"player_{event[1]} replaced {len(event[2])} card(s): {show(event[2])}."
-    if kind == "duel":
-        return f"Duel: player_0 {values[event[1]]} vs player_1 {values[event[2]]}."
-    if kind == "attack":
-        return f"player_{event[1]} attacks with {show(event[2])}."
-    if kind == "answer":
-        verb = "defends with" if event[3] else "fails with"
-        return f"player_{event[1]} {verb} {values[event[2]]}."
-    if kind == "trick":
-        return f"player_{event[1]} takes the trick and attacks next."
-    if kind == "showdown":
-        _, c0, c1, winner = event
-        result = "void round" if winner is None else f"player_{winner} wins the round"
-        return f"Showdown: player_0 {values[c0]} vs player_1 {values[c1]}: {result}."
-    if kind == "move":
-        return f"player_{event[1]} moves the Tacocat from space {event[2]} to {event[3]}; space {event[2]} is covered."
-    if kind == "game_over":
-        return "Game over: " + ("truncated." if event[1] is None else f"player_{event[1]} wins!")
-    return str(event)
+    kind = EventKind(event[0])  # (a plain tuple read back from a file works too)
+    if kind is EventKind.ROUND:
+        e = RoundDealt(*event)
+        who = "both players" if e.arrow is None else f"player_{e.arrow}"
+        return f"Round {e.number}: Tacocat on space {e.space}, {e.deal_size} cards each; arrow points at {who}."
+    if kind is EventKind.REPLACE:
+        e = ReplaceRevealed(*event)
+        return f"player_{e.player} replaced {len(e.cards)} card(s): {show(e.cards)}."
+    if kind is EventKind.DUEL:
+        e = DuelRevealed(*event)
+        return f"Duel: player_0 {values[e.card_p0]} vs player_1 {values[e.card_p1]}."
+    if kind is EventKind.ATTACK:
+        e = AttackPlayed(*event)
+        return f"player_{e.player} attacks with {show(e.cards)}."
+    if kind is EventKind.ANSWER:
+        e = AnswerPlayed(*event)
+        return f"player_{e.player} {'defends with' if e.defended else 'fails with'} {values[e.card]}."
+    if kind is EventKind.TRICK:
+        return f"player_{TrickEnded(*event).next_attacker} takes the trick and attacks next."
+    if kind is EventKind.SHOWDOWN:
+        e = ShowdownRevealed(*event)
+        result = "void round" if e.winner is None else f"player_{e.winner} wins the round"
+        return f"Showdown: player_0 {values[e.last_p0]} vs player_1 {values[e.last_p1]}: {result}."
+    if kind is EventKind.MOVE:
+        e = TacocatMoved(*event)
+        return (f"player_{e.winner} moves the Tacocat from space {e.from_space} to {e.to_space}; "
+                f"space {e.from_space} is covered.")
+    winner = GameOver(*event).winner
+    return "Game over: " + ("truncated." if winner is None else f"player_{winner} wins!")
