@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tacocat_env.engine import GameState, Phase
+from tacocat_env.engine import GameState, Phase, moves_to_goal
 from tacocat_env.events import (
     AnswerPlayed,
     AttackPlayed,
@@ -78,6 +78,61 @@ def render_text(state: GameState) -> str:
     else:
         lines.append(f"to act: player_{state.to_act} ({state.phase.name.lower()})")
     return "\n".join(lines)
+
+
+def _cards(counts: tuple[int, ...], values: tuple[int, ...]) -> str:
+    return " ".join(str(values[v]) for v, n in enumerate(counts) for _ in range(n)) or "-"
+
+
+def render_view(view: PlayerView) -> str:
+    """What `view.player` knows, in words: board, own hand, public cards, trick in progress.
+
+    The text twin of the observation vector (`tacocat_env.observation.describe`) and what a
+    person sees in `tacocat play`; a function of the player's view only (R7.3).
+    """
+    values = view.rules.values
+    me, opp = view.player, view.opponent
+    who = {me: "you", opp: "opponent"}
+    arrow = "both players" if view.arrow is None else who[view.arrow]
+    lines = [board_line(view)]
+    if view.phase is Phase.OVER:
+        lines.append(f"You are player_{me} (your goal is the P{me} GOAL end). {view.rounds_played} rounds played.")
+    else:
+        lines += [
+            f"You are player_{me} (your goal is the P{me} GOAL end). Round {view.rounds_played + 1}, "
+            f"deal {view.deal_size}, arrow -> {arrow}.",
+            f"Rounds you must still win: {moves_to_goal(view.covered, view.space, view.winner, me)}; the opponent: {moves_to_goal(view.covered, view.space, view.winner, opp)}.",
+        ]
+    hand = f"Your hand: {_cards(view.hand, values)}"
+    if sum(view.own_set_aside):
+        hand += f"   (set aside: {_cards(view.own_set_aside, values)})"
+    if view.own_duel is not None:
+        hand += f"   (your duel card: {values[view.own_duel]})"
+    lines.append(hand)
+    lines.append(
+        f"Hand sizes: you {view.hand_sizes[0]}, opponent {view.hand_sizes[1]}; draw pile {view.draw_pile_size}."
+    )
+    lines.append(f"Face-up cards this round: {_cards(view.discard, values)}")
+    if view.last_duel is not None:
+        lines.append(f"Last duel: you {values[view.last_duel[me]]}, opponent {values[view.last_duel[opp]]}")
+    if view.attacker is not None and view.phase is not Phase.OVER:
+        lines.append(f"Attacker: {who[view.attacker]}")
+    if view.attack:
+        attack = " ".join(str(values[v]) for v in view.attack)
+        answers = " ".join(str(values[v]) for v in view.answers) or "-"
+        lines.append(f"Trick: attack {attack} | answers {answers}")
+        if view.phase is Phase.ANSWER and len(view.answers) < len(view.attack):
+            lines.append(f"Card to answer now: {values[view.attack[len(view.answers)]]}")
+    if view.phase is Phase.REPLACE and view.to_act == me:
+        room = view.replace_cap - sum(view.own_set_aside)
+        lines.append(f"Replace step: you may set aside {room} more card(s).")
+    if view.phase is Phase.OVER:
+        outcome = "no winner (truncated)" if view.winner is None else ("you won!" if view.winner == me else "the opponent won.")
+        lines.append(f"Game over: {outcome}")
+    else:
+        lines.append(f"Phase: {view.phase.name.lower()}; to act: {who[view.to_act]}")
+    return "\n".join(lines)
+
 
 
 #: colours of the table image

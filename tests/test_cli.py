@@ -11,12 +11,13 @@ from typer.testing import CliRunner
 from agents.arena import agent_rngs, play_game
 from agents.base import AgentInput
 from agents.evaluation import match
-from agents.human import HumanAgent, HumanQuit, format_view, play_human
+from agents.human import HumanAgent, HumanQuit, play_human
 from agents.registry import make_agent
 from agents.replay import ReplayError, game_to_dict, load_games, replay_game, save_games
 from experiments.cli import app, split_specs
 from tacocat_env.config import make_config
 from tacocat_env.engine import new_game
+from tacocat_env.render import render_view
 from tacocat_env.view import player_view
 
 
@@ -201,8 +202,8 @@ def test_human_sees_only_own_cards_and_public_information():
             swapped += 1
     twin.draw_pile = pile[::-1]
     assert twin.hands[1] != state.hands[1]
-    assert format_view(player_view(state, 0)) == format_view(player_view(twin, 0))
-    assert format_view(player_view(state, 0)) != format_view(player_view(state, 1))
+    assert render_view(player_view(state, 0)) == render_view(player_view(twin, 0))
+    assert render_view(player_view(state, 0)) != render_view(player_view(state, 1))
     # the human agent never needs more than the view: an input without an observation works
     inp = AgentInput(player_view(state, 0), lambda: (_ for _ in ()).throw(AssertionError("no obs")))
     out: list[str] = []
