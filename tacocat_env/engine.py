@@ -98,6 +98,11 @@ class GameState:
     actions: list[tuple[int, int]] = field(default_factory=list)
     _legal_cache: list[int] | None = field(default=None, repr=False)
 
+    def invalidate_legal_cache(self) -> None:
+        """Forget the cached legal actions: call it after editing fields by hand (analysis
+        and tests do); `apply_action` keeps the cache right by itself."""
+        self._legal_cache = None
+
     # -- convenience views ---------------------------------------------------------------
     @property
     def config(self) -> RulesConfig:
@@ -204,10 +209,12 @@ def _start_round(state: GameState) -> None:
     state.replaced = [None, None]
     arrow = rules.arrows[state.space]
     state.events.append(RoundDealt(EventKind.ROUND, state.rounds_played + 1, state.space, size, arrow))
-    _open_replace(state, arrow)
+    open_replace(state, arrow)
 
 
-def _open_replace(state: GameState, arrow: int | None) -> None:
+def open_replace(state: GameState, arrow: int | None) -> None:
+    """Start the replace step of a round (R4.1/R4.2) for the space's `arrow` (None: two arrows).
+    Used by `new_game` at every deal and by `positions.setup_position`."""
     size = state.rules.board[state.space]
     if arrow is None:  # R4.1 two arrows: both replace, simultaneously
         state.replace_queue = [0, 1]

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from tacocat_env.config import RulesConfig, make_config
-from tacocat_env.engine import GameState, Phase, _open_replace
+from tacocat_env.engine import GameState, Phase, open_replace
 from tacocat_env.errors import InvalidPositionError
 from tacocat_env.events import EventKind, RoundDealt
 from tacocat_env.actions import Move
@@ -97,7 +97,7 @@ def setup_position(
     table: list[int] = []
 
     if state.phase is Phase.REPLACE:
-        _open_replace(state, rules.arrows[space])
+        open_replace(state, rules.arrows[space])
         first = state.replace_queue[0]
         if to_act is not None and to_act != first:
             state.replace_queue.pop(0)
