@@ -1,5 +1,6 @@
 # One entry point for set-up and tasks. Every target creates the local
-# virtual environment (.venv) on first use; torch is pinned to the CPU build.
+# virtual environment (.venv) on first use. torch is installed first, pinned to 2.13.0:
+# on the project's machines pip finds a CPU build of it; elsewhere pip may take a CUDA build.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python

@@ -21,9 +21,11 @@ import numpy as np
 from agents.arena import GameRecord, agent_rngs
 from agents.base import Agent, AgentInput
 from agents.registry import make_agent
+from tacocat_env.actions import MoveKind
 from tacocat_env.config import RulesConfig, make_config
-from tacocat_env.engine import Phase, apply_action, moves_to_goal, new_game
-from tacocat_env.render import board_line, describe_event
+from tacocat_env.engine import apply_action, new_game
+from tacocat_env.events import EventKind
+from tacocat_env.render import describe_event, render_view
 from tacocat_env.view import PlayerView, player_view
 
 QUIT_WORDS = {"q", "quit", "exit"}
@@ -37,54 +39,6 @@ class HumanQuit(Exception):
 # ---------------------------------------------------------------------------------------
 # rendering a player's view
 # ---------------------------------------------------------------------------------------
-def _cards(counts: tuple[int, ...], values: tuple[int, ...]) -> str:
-    return " ".join(str(values[v]) for v, n in enumerate(counts) for _ in range(n)) or "-"
-
-
-def format_view(view: PlayerView) -> str:
-    """What `view.player` knows, in words: board, own hand, public cards, trick in progress."""
-    values = view.rules.values
-    me, opp = view.player, view.opponent
-    who = {me: "you", opp: "opponent"}
-    arrow = "both players" if view.arrow is None else who[view.arrow]
-    lines = [board_line(view)]
-    if view.phase is Phase.OVER:
-        lines.append(f"You are player_{me} (your goal is the P{me} GOAL end). {view.rounds_played} rounds played.")
-    else:
-        lines += [
-            f"You are player_{me} (your goal is the P{me} GOAL end). Round {view.rounds_played + 1}, "
-            f"deal {view.deal_size}, arrow -> {arrow}.",
-            f"Rounds you must still win: {moves_to_goal(view.covered, view.space, view.winner, me)}; the opponent: {moves_to_goal(view.covered, view.space, view.winner, opp)}.",
-        ]
-    hand = f"Your hand: {_cards(view.hand, values)}"
-    if sum(view.own_set_aside):
-        hand += f"   (set aside: {_cards(view.own_set_aside, values)})"
-    if view.own_duel is not None:
-        hand += f"   (your duel card: {values[view.own_duel]})"
-    lines.append(hand)
-    lines.append(
-        f"Hand sizes: you {view.hand_sizes[0]}, opponent {view.hand_sizes[1]}; draw pile {view.draw_pile_size}."
-    )
-    lines.append(f"Face-up cards this round: {_cards(view.discard, values)}")
-    if view.last_duel is not None:
-        lines.append(f"Last duel: you {values[view.last_duel[me]]}, opponent {values[view.last_duel[opp]]}")
-    if view.attacker is not None and view.phase is not Phase.OVER:
-        lines.append(f"Attacker: {who[view.attacker]}")
-    if view.attack:
-        attack = " ".join(str(values[v]) for v in view.attack)
-        answers = " ".join(str(values[v]) for v in view.answers) or "-"
-        lines.append(f"Trick: attack {attack} | answers {answers}")
-        if view.phase is Phase.ANSWER and len(view.answers) < len(view.attack):
-            lines.append(f"Card to answer now: {values[view.attack[len(view.answers)]]}")
-    if view.phase is Phase.REPLACE and view.to_act == me:
-        room = view.replace_cap - sum(view.own_set_aside)
-        lines.append(f"Replace step: you may set aside {room} more card(s).")
-    if view.phase is Phase.OVER:
-        outcome = "no winner (truncated)" if view.winner is None else ("you won!" if view.winner == me else "the opponent won.")
-        lines.append(f"Game over: {outcome}")
-    return "\n".join(lines)
-
-
 def format_moves(view: PlayerView) -> str:
     names = view.rules.codec.names
     return "\n".join(f"  {i:>2}. {names[a]}" for i, a in enumerate(view.legal_actions, 1))
@@ -119,7 +73,7 @@ class HumanAgent(Agent):
         """Print the public events the human has not seen yet."""
         values = view.rules.values
         for event in view.events[self._seen:]:
-            if event[0] == "round":
+            if event.kind is EventKind.ROUND:
                 self.say("")
             self.say("* " + describe_event(event, values))
         self._seen = len(view.events)
@@ -129,7 +83,7 @@ class HumanAgent(Agent):
         if self.narrate_events:
             self.narrate(view)
         self.say("")
-        self.say(format_view(view))
+        self.say(render_view(view))
         self.say(f"Your move, player_{view.player} ({view.phase.name.lower()}):")
         self.say(format_moves(view))
         return self.ask(view)
@@ -149,7 +103,7 @@ class HumanAgent(Agent):
             if entry.lower() in QUIT_WORDS:
                 raise HumanQuit("quit")
             if entry.lower() in HELP_WORDS:
-                self.say(format_view(view))
+                self.say(render_view(view))
                 self.say(format_moves(view))
                 continue
             if entry.isdigit() and 1 <= int(entry) <= len(legal):
@@ -184,16 +138,12 @@ class HumanGameResult:
     quit: bool
     record: GameRecord
 
-    @property
-    def human_won(self) -> bool:
-        return self.winner == self.seat
 
-
-def _hidden_action_text(kind: str, player: int) -> str | None:
+def _hidden_action_text(kind: MoveKind, player: int) -> str | None:
     """What the table sees of an action that produced no public event."""
-    if kind == "stop":
+    if kind is MoveKind.STOP:
         return f"player_{player} has finished replacing."
-    if kind == "duel":
+    if kind is MoveKind.DUEL:
         return f"player_{player} has chosen a duel card, face down."
     return None  # set-asides stay hidden until revealed (R4.1)
 
@@ -251,7 +201,7 @@ def play_human(
         output_fn("Game interrupted.")
     if state.is_over:
         output_fn("")
-        output_fn(format_view(player_view(state, seat)))
+        output_fn(render_view(player_view(state, seat)))
     record = GameRecord(
         seed=seed, ruleset_hash=state.rules.hash, winner=state.winner, truncated=state.truncated,
         rounds=state.rounds_played, actions=list(state.actions), events=list(state.events),

@@ -16,7 +16,7 @@ stored action names and winner must match the replay; otherwise a `ReplayError` 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
@@ -27,6 +27,7 @@ from agents.arena import GameRecord
 from tacocat_env.config import RulesConfig
 from tacocat_env.engine import GameState, apply_action, new_game
 from tacocat_env.errors import TacocatError
+from tacocat_env.events import EventKind
 from tacocat_env.render import board_line, describe_event, render_text
 
 FORMAT = "tacocat-game/1"
@@ -204,16 +205,20 @@ def replay_game(
     config: RulesConfig | None = None,
     show_actions: bool = False,
     out: TextIO | None = None,
+    on_state: Callable[[GameState], None] | None = None,
 ) -> Replay:
     """Re-apply a saved game's actions and narrate its public events (describe_event).
 
     `show_actions` also prints every action, hidden ones included (set-asides, duel cards):
-    a replay is a post-mortem. Raises ReplayError on a hash mismatch, an action that is not
-    legal, a name that does not match its id, or a different outcome.
+    a replay is a post-mortem. `on_state` is called with the state at the start and after
+    every action (e.g. to draw frames). Raises ReplayError on a hash mismatch, an action that
+    is not legal, a name that does not match its id, or a different outcome.
     """
     check_game(game)
     cfg = game_config(game, config)
     state = new_game(cfg, int(game["seed"]))
+    if on_state is not None:
+        on_state(state)
     values = state.rules.values
     names = state.rules.codec.names
     agents = game.get("agents") or ["?", "?"]
@@ -230,7 +235,7 @@ def replay_game(
     for step, entry in enumerate(game["actions"]):
         while seen < len(state.events):
             event = state.events[seen]
-            if event[0] == "round":
+            if event.kind is EventKind.ROUND:
                 emit("")
                 emit(board_line(state))
             emit(describe_event(event, values))
@@ -248,6 +253,8 @@ def replay_game(
             apply_action(state, action, player)
         except TacocatError as err:
             raise ReplayError(f"action {step} ({entry}) cannot be replayed: {err}") from None
+        if on_state is not None:
+            on_state(state)
     while seen < len(state.events):
         emit(describe_event(state.events[seen], values))
         seen += 1

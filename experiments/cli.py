@@ -4,7 +4,7 @@
     tacocat match random highcard --games 200 --seed 1 --workers 2 --json out.json --save-games g.jsonl
     tacocat tournament --agents random,highcard,planner --games 100 --seed 1 --workers 2 --out results/t1
     tacocat play --opponent planner --seat 1 --seed 7
-    tacocat replay g.jsonl --game 3
+    tacocat replay g.jsonl --game 3 --gif game3.gif
     tacocat train --config experiments/configs/ppo_vs_heuristics.yaml --seed 1 --set algo.learning_rate=1e-3
 
 Also runnable as `python -m experiments.cli`. Matches and tournaments use the duplicate
@@ -288,11 +288,14 @@ def replay_command(
     game: int = typer.Option(0, "--game", "-g", min=0, help="Index of the game in the file (0 = first)."),
     actions: bool = typer.Option(False, "--actions", help="Also show every action, hidden ones included."),
     rules: Optional[Path] = typer.Option(None, "--rules", help="Insist the game was played under this rules YAML."),
+    gif: Optional[Path] = typer.Option(None, "--gif", help="Also draw the game, one frame per action, as this GIF."),
 ) -> None:
-    """Replay a saved game and narrate it."""
+    """Replay a saved game and narrate it (and draw it as an animated GIF with --gif)."""
     from agents.replay import ReplayError, load_games, replay_game
 
     cfg = _config(rules) if rules is not None else None
+    if gif is not None and (gif.is_dir() or not gif.parent.is_dir()):
+        raise typer.BadParameter(f"{gif} is not a file path in an existing folder", param_hint="--gif")
     try:
         games = load_games(file)
     except ReplayError as err:
@@ -303,12 +306,27 @@ def replay_command(
         raise typer.Exit(1)
     if game >= len(games):
         raise typer.BadParameter(f"{file} holds {len(games)} game(s) (0..{len(games) - 1})", param_hint="--game")
+    frames: list = []
+    draw = None
+    if gif is not None:
+        from tqdm import tqdm
+
+        from tacocat_env.render import render_image, save_gif
+
+        bar = tqdm(total=len(games[game]["actions"]) + 1, desc="drawing frames", unit="frame")
+
+        def draw(state) -> None:
+            frames.append(render_image(state))
+            bar.update()
     try:
-        replay = replay_game(games[game], config=cfg, show_actions=actions)
+        replay = replay_game(games[game], config=cfg, show_actions=actions, on_state=draw)
     except ReplayError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1) from None
     typer.echo("\n".join(replay.lines))
+    if gif is not None:
+        bar.close()
+        typer.echo(f"wrote {save_gif(frames, gif, seconds_per_frame=0.5)} ({len(frames)} frames)")
 
 
 @app.command("train")

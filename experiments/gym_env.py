@@ -4,6 +4,11 @@ The learner plays one seat; every opponent decision is made inside `step` by an 
 from an `OpponentPool` (ladder agents, frozen snapshots of the learner). Rewards are always the
 learner's own (+1/-1 at the end of the game, optional round shaping), never the opponent's, and
 `action_masks()` exposes the learner's legal actions for sb3-contrib's MaskablePPO.
+
+Importing this module registers it with Gymnasium as `Tacocat-v0` (default opponent: `counter`),
+so tools that build envs by id (RL Baselines3 Zoo's `--gym-packages experiments.gym_env`) work::
+
+    env = gymnasium.make("experiments.gym_env:Tacocat-v0", opponents=[("planner", 1.0)])
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import numpy as np
 from agents.base import Agent, AgentInput
 from agents.registry import make_agent
 from tacocat_env.config import RulesConfig, make_config
-from tacocat_env.engine import GameState, apply_action, legal_actions, new_game, round_shaping
+from tacocat_env.engine import GameState, apply_action, legal_actions, new_game, returns, round_shaping
 from tacocat_env.errors import IllegalActionError
 from tacocat_env.observation import ObservationLayout, encode, legal_mask
 from tacocat_env.ruleset import compile_rules
@@ -75,7 +80,7 @@ class TacocatSingleAgentEnv(gym.Env):
             `check_env` samples unmasked actions, so it needs "penalize".
     """
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}
 
     def __init__(
         self,
@@ -142,8 +147,8 @@ class TacocatSingleAgentEnv(gym.Env):
             return self._observe(), -1.0, True, False, {**self._info(), "illegal_action": True}
         reward = self._round_shaping(rounds_before)
         reward += self._play_opponent()
-        if game.is_over and game.winner is not None:
-            reward += 1.0 if game.winner == self.seat else -1.0
+        if game.is_over:
+            reward += returns(game)[self.seat]
         terminated = game.is_over and not game.truncated
         return self._observe(), reward, terminated, game.truncated, self._info()
 
@@ -184,10 +189,12 @@ class TacocatSingleAgentEnv(gym.Env):
             return np.zeros(self.rules.codec.size, dtype=bool)
         return legal_mask(legal_actions(game), self.rules.codec.size).astype(bool)
 
-    def render(self) -> str | None:
-        from tacocat_env.render import render_text
+    def render(self) -> str | np.ndarray | None:
+        """The table as text ("ansi", the default) or as an RGB image ("rgb_array")."""
+        from tacocat_env.render import render_image, render_text
 
-        return render_text(self._require_game())
+        game = self._require_game()
+        return render_image(game) if self.render_mode == "rgb_array" else render_text(game)
 
     # -- internals -------------------------------------------------------------------------
     def _require_game(self) -> GameState:
@@ -230,3 +237,9 @@ def make_env_fn(opponents: list[tuple[str, float]], rules: dict[str, Any],
         return TacocatSingleAgentEnv(opponents, rules=rules, learner_seat=learner_seat)
 
     return build
+
+
+GYM_ID = "Tacocat-v0"
+if GYM_ID not in gym.registry:  # (re-importing the module must not re-register)
+    gym.register(id=GYM_ID, entry_point=f"{__name__}:TacocatSingleAgentEnv",
+                 kwargs={"opponents": [("counter", 1.0)]})

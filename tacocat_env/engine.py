@@ -24,8 +24,22 @@ from typing import Any
 
 import numpy as np
 
+from tacocat_env.actions import MoveKind
 from tacocat_env.config import RulesConfig, make_config
 from tacocat_env.errors import ActionOutOfRangeError, GameOverError, IllegalActionError, NotYourTurnError
+from tacocat_env.events import (
+    AnswerPlayed,
+    AttackPlayed,
+    DuelRevealed,
+    Event,
+    EventKind,
+    GameOver,
+    ReplaceRevealed,
+    RoundDealt,
+    ShowdownRevealed,
+    TacocatMoved,
+    TrickEnded,
+)
 from tacocat_env.ruleset import Ruleset, compile_rules
 
 
@@ -78,11 +92,16 @@ class GameState:
     truncated: bool = False
     #: winner of the last finished round (None if it was void); -1 before any round ended
     last_round_winner: int | None = -1
-    #: public history: tuples ("kind", ...) documented in docs/ENVIRONMENT.md
-    events: list[tuple[Any, ...]] = field(default_factory=list)
+    #: public history: typed events (`tacocat_env.events`), documented in docs/ENVIRONMENT.md
+    events: list[Event] = field(default_factory=list)
     #: every action taken, (player, action id): the private move log used for replays
     actions: list[tuple[int, int]] = field(default_factory=list)
     _legal_cache: tuple[int, ...] | None = field(default=None, repr=False)
+
+    def invalidate_legal_cache(self) -> None:
+        """Forget the cached legal actions: call it after editing fields by hand (analysis
+        and tests do); `apply_action` keeps the cache right by itself."""
+        self._legal_cache = None
 
     # -- convenience views ---------------------------------------------------------------
     @property
@@ -189,11 +208,13 @@ def _start_round(state: GameState) -> None:
     state.answers = []
     state.replaced = [None, None]
     arrow = rules.arrows[state.space]
-    state.events.append(("round", state.rounds_played + 1, state.space, size, arrow))
-    _open_replace(state, arrow)
+    state.events.append(RoundDealt(EventKind.ROUND, state.rounds_played + 1, state.space, size, arrow))
+    open_replace(state, arrow)
 
 
-def _open_replace(state: GameState, arrow: int | None) -> None:
+def open_replace(state: GameState, arrow: int | None) -> None:
+    """Start the replace step of a round (R4.1/R4.2) for the space's `arrow` (None: two arrows).
+    Used by `new_game` at every deal and by `positions.setup_position`."""
     size = state.rules.board[state.space]
     if arrow is None:  # R4.1 two arrows: both replace, simultaneously
         state.replace_queue = [0, 1]
@@ -309,15 +330,15 @@ def _apply_legal(state: GameState, action: int) -> None:
     state.actions.append((state.to_act, action))
     move = state.rules.codec.moves[action]
     kind = move.kind
-    if kind == "replace":
+    if kind is MoveKind.REPLACE:
         _set_aside(state, move.cards[0])
-    elif kind == "stop":
+    elif kind is MoveKind.STOP:
         _stop_replacing(state)
-    elif kind == "duel":
+    elif kind is MoveKind.DUEL:
         _duel(state, move.cards[0])
-    elif kind in ("single", "set", "sequence"):
+    elif kind.is_attack:
         _attack(state, move.cards)
-    elif kind == "defend":
+    elif kind is MoveKind.DEFEND:
         _answer(state, move.cards[0])
     else:  # sacrifice: the lowest card (R5.5)
         hand = state.hands[state.to_act]
@@ -354,7 +375,7 @@ def _stop_replacing(state: GameState) -> None:
                 return
             state.replace_queue.clear()
             state.replaced[second] = 0
-            state.events.append(("replace", second, ()))
+            state.events.append(ReplaceRevealed(EventKind.REPLACE, second, ()))
     _open_duel(state)
 
 
@@ -368,7 +389,7 @@ def _reveal_replacement(state: GameState, player: int) -> None:
         hand[state.draw_pile.pop()] += 1
     state.set_aside[player] = [0] * len(aside)
     state.replaced[player] = len(cards)
-    state.events.append(("replace", player, cards))
+    state.events.append(ReplaceRevealed(EventKind.REPLACE, player, cards))
 
 
 def _open_duel(state: GameState) -> None:
@@ -391,7 +412,7 @@ def _duel(state: GameState, card: int) -> None:
     state.discard[first] += 1
     state.discard[second] += 1
     state.last_duel = (first, second)
-    state.events.append(("duel", first, second))
+    state.events.append(DuelRevealed(EventKind.DUEL, first, second))
     if sum(state.hands[0]) == 1:  # R5.2: one card each, straight to the showdown
         _showdown(state)
     elif first == second:
@@ -409,7 +430,7 @@ def _attack(state: GameState, cards: tuple[int, ...]) -> None:
         hand[v] -= 1
     state.attack = list(cards)
     state.answers = []
-    state.events.append(("attack", player, cards))
+    state.events.append(AttackPlayed(EventKind.ATTACK, player, cards))
     state.phase = Phase.ANSWER
     state.to_act = 1 - player
 
@@ -420,7 +441,7 @@ def _answer(state: GameState, card: int) -> None:
     state.hands[defender][card] -= 1
     target = state.attack[len(state.answers)]
     state.answers.append(card)
-    state.events.append(("answer", defender, card, card >= target))
+    state.events.append(AnswerPlayed(EventKind.ANSWER, defender, card, card >= target))
     if len(state.answers) < len(state.attack):
         return
     defended = all(a >= t for a, t in zip(state.answers, state.attack))
@@ -429,7 +450,7 @@ def _answer(state: GameState, card: int) -> None:
     state.attack = []
     state.answers = []
     state.attacker = defender if defended else 1 - defender
-    state.events.append(("trick", state.attacker))
+    state.events.append(TrickEnded(EventKind.TRICK, state.attacker))
     if sum(state.hands[0]) == 1:
         _showdown(state)
     else:
@@ -449,7 +470,7 @@ def _showdown(state: GameState) -> None:
         winner = state.arrow
     else:
         winner = None
-    state.events.append(("showdown", last[0], last[1], winner))
+    state.events.append(ShowdownRevealed(EventKind.SHOWDOWN, last[0], last[1], winner))
     _finish_round(state, winner)
 
 
@@ -462,18 +483,18 @@ def _finish_round(state: GameState, winner: int | None) -> None:
         start = state.space
         target = next_space(state.covered, start, winner)
         state.covered[start] = True
-        state.events.append(("move", winner, start, target))
+        state.events.append(TacocatMoved(EventKind.MOVE, winner, start, target))
         if target in (-1, state.rules.n_spaces):
             state.space = start  # the Tacocat is in a goal; `space` keeps its last board space
             state.winner = winner
             state.phase = Phase.OVER
-            state.events.append(("game_over", winner))
+            state.events.append(GameOver(EventKind.GAME_OVER, winner))
             return
         state.space = target
     if state.rounds_played >= state.config.max_rounds:
         state.truncated = True
         state.phase = Phase.OVER
-        state.events.append(("game_over", None))
+        state.events.append(GameOver(EventKind.GAME_OVER, None))
         return
     _start_round(state)
 

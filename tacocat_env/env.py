@@ -7,6 +7,7 @@
 | Actions            | Discrete (121 under the default rules)             |
 | Parallel API       | No                                                 |
 | Manual control     | `tacocat play` (command line)                      |
+| Render modes       | `human`, `ansi`, `rgb_array`                       |
 | Agents             | `agents= ['player_0', 'player_1']`                 |
 | Action shape       | (1,)                                               |
 | Observation shape  | (136,) under the default rules                      |
@@ -70,7 +71,7 @@ from tacocat_env.config import RulesConfig, make_config
 from tacocat_env.engine import GameState, Phase, apply_action, legal_actions, new_game, returns, round_shaping
 from tacocat_env.errors import GameOverError
 from tacocat_env.observation import ObservationLayout, describe, encode, legal_mask
-from tacocat_env.render import render_text
+from tacocat_env.render import render_image, render_text
 from tacocat_env.ruleset import compile_rules
 
 AGENTS = ("player_0", "player_1")
@@ -120,7 +121,8 @@ for _name in ("rewards", "terminations", "truncations", "infos", "agent_selectio
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming convention)
     """The `tacocat_v0` AEC environment without wrappers (see the module docstring)."""
 
-    metadata = {"name": "tacocat_v0", "render_modes": ["human", "ansi"], "is_parallelizable": False, "render_fps": 1}
+    metadata = {"name": "tacocat_v0", "render_modes": ["human", "ansi", "rgb_array"], "is_parallelizable": False,
+                "render_fps": 1}
 
     def __init__(
         self,
@@ -213,12 +215,15 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming convention)
         if self.render_mode == "human":
             self.render()
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """"human": print the table; "ansi": the table as text; "rgb_array": an RGB image of it."""
         if self.render_mode is None:
             import gymnasium
 
             gymnasium.logger.warn("You are calling render without specifying a render_mode.")
             return None
+        if self.render_mode == "rgb_array":
+            return render_image(self._game())
         text = render_text(self._game())
         if self.render_mode == "human":
             print(text + "\n")

@@ -43,7 +43,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from tacocat_env.engine import GameState, Phase, moves_to_goal
+from tacocat_env.render import render_view
 from tacocat_env.ruleset import Ruleset
+from tacocat_env.view import player_view
 
 
 class ObservationLayout:
@@ -151,14 +153,14 @@ def encode(state: GameState, player: int) -> np.ndarray:
         *_THREE_ONE_HOT[0 if arrow is None else (1 if arrow == player else 2)],
         *board,
         *_THREE_ONE_HOT[2 if attacker is None else (0 if attacker == player else 1)],
+        0,  # "round", set below
     ]
     # every entry but the last ("round") is a small non-negative integer: converting them
     # through bytes is about three times faster than np.asarray on the list
-    out = np.empty(len(values) + 1, dtype=np.float32)
     if tables.small_ints:
-        out[:-1] = np.frombuffer(bytes(values), dtype=np.uint8)
+        out = np.frombuffer(bytes(values), dtype=np.uint8).astype(np.float32)
     else:
-        out[:-1] = values
+        out = np.array(values, dtype=np.float32)
     out[-1] = state.rounds_played / state.config.max_rounds
     return out
 
@@ -211,43 +213,13 @@ def _moves_to_goal(state: GameState, player: int) -> int:
 
 
 def legal_mask(legal: Sequence[int], size: int) -> np.ndarray:
+    """An int8 mask of `size` with 1 at the legal action ids."""
     mask = np.zeros(size, dtype=np.int8)
     mask[np.asarray(legal, dtype=np.intp)] = 1
     return mask
 
 
 def describe(state: GameState, player: int) -> str:
-    """The text twin of `encode`: what `player` knows, in words."""
-    rules = state.rules
-    values = rules.values
-    opp = 1 - player
-
-    def cards(counts: list[int]) -> str:
-        shown = [str(values[v]) for v, n in enumerate(counts) for _ in range(n)]
-        return " ".join(shown) if shown else "-"
-
-    lines = [
-        f"You are player_{player}. Round {state.rounds_played + 1}, Tacocat on space {state.space} "
-        f"(deal {state.deal_size}); arrow: "
-        + ("both players" if state.arrow is None else "you" if state.arrow == player else "opponent"),
-        f"Decisive rounds to your goal: {_moves_to_goal(state, player)}, to the opponent's: {_moves_to_goal(state, opp)}",
-        f"Your hand: {cards(state.hands[player])}"
-        + (f"  (set aside: {cards(state.set_aside[player])})" if sum(state.set_aside[player]) else ""),
-        f"Hand sizes: you {state.hand_size(player)}, opponent {state.hand_size(opp)}; draw pile {len(state.draw_pile)}",
-        f"Face-up cards this round: {cards(state.discard)}",
-    ]
-    if state.last_duel is not None:
-        lines.append(f"Last duel: you {values[state.last_duel[player]]}, opponent {values[state.last_duel[opp]]}")
-    if state.attacker is not None:
-        lines.append("Attacker: " + ("you" if state.attacker == player else "opponent"))
-    if state.attack:
-        attack = " ".join(str(values[v]) for v in state.attack)
-        answers = " ".join(str(values[v]) for v in state.answers) or "-"
-        lines.append(f"Attack on the table: {attack}; answers so far: {answers}")
-    if state.is_over:
-        outcome = "truncated, no winner" if state.winner is None else (
-            "you won" if state.winner == player else "the opponent won")
-        lines.append(f"Game over: {outcome}")
-    else:
-        lines.append(f"Phase: {state.phase.name.lower()}; to act: " + ("you" if state.to_act == player else "opponent"))
-    return "\n".join(lines)
+    """The text twin of `encode`: what `player` knows, in words (`render.render_view` of the
+    player's view, the same text a person sees in `tacocat play`)."""
+    return render_view(player_view(state, player))

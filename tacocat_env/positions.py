@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 
 from tacocat_env.config import RulesConfig, make_config
-from tacocat_env.engine import GameState, Phase, _open_replace
+from tacocat_env.engine import GameState, Phase, open_replace
 from tacocat_env.errors import InvalidPositionError
+from tacocat_env.events import EventKind, RoundDealt
 from tacocat_env.actions import Move
 from tacocat_env.ruleset import Ruleset, compile_rules
 
@@ -120,11 +121,11 @@ def setup_position(
     state.hands = [counts(hands[0], "hands[0]"), counts(hands[1], "hands[1]")]
     state.set_aside = [[0] * rules.n_values, [0] * rules.n_values]
     state.discard = counts(discard, "discard")
-    state.events.append(("round", rounds_played + 1, space, rules.board[space], rules.arrows[space]))
+    state.events.append(RoundDealt(EventKind.ROUND, rounds_played + 1, space, rules.board[space], rules.arrows[space]))
     table: list[int] = []
 
     if state.phase is Phase.REPLACE:
-        _open_replace(state, rules.arrows[space])
+        open_replace(state, rules.arrows[space])
         first = state.replace_queue[0]
         if to_act is not None and to_act != first:
             state.replace_queue.pop(0)

@@ -1,8 +1,31 @@
-"""Text rendering of a game for spectators (all public information, no hidden cards)."""
+"""Rendering of a game for spectators (all public information, no hidden cards): text, an
+RGB image of the table (`render_mode="rgb_array"`) and animated GIFs of whole games.
+
+The image shows the board graphically and the rest of `render_text` below it, so the two
+renderers always state the same facts.
+"""
 
 from __future__ import annotations
 
-from tacocat_env.engine import GameState, Phase
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+from tacocat_env.engine import GameState, Phase, moves_to_goal
+from tacocat_env.events import (
+    AnswerPlayed,
+    AttackPlayed,
+    DuelRevealed,
+    Event,
+    EventKind,
+    GameOver,
+    ReplaceRevealed,
+    RoundDealt,
+    ShowdownRevealed,
+    TacocatMoved,
+    TrickEnded,
+)
 from tacocat_env.view import PlayerView
 
 _LETTERS = "TACOCAT"
@@ -57,34 +80,155 @@ def render_text(state: GameState) -> str:
     return "\n".join(lines)
 
 
-def describe_event(event: tuple, values: tuple[int, ...]) -> str:
+def _cards(counts: tuple[int, ...], values: tuple[int, ...]) -> str:
+    return " ".join(str(values[v]) for v, n in enumerate(counts) for _ in range(n)) or "-"
+
+
+def render_view(view: PlayerView) -> str:
+    """What `view.player` knows, in words: board, own hand, public cards, trick in progress.
+
+    The text twin of the observation vector (`tacocat_env.observation.describe`) and what a
+    person sees in `tacocat play`; a function of the player's view only (R7.3).
+    """
+    values = view.rules.values
+    me, opp = view.player, view.opponent
+    who = {me: "you", opp: "opponent"}
+    arrow = "both players" if view.arrow is None else who[view.arrow]
+    lines = [board_line(view)]
+    if view.phase is Phase.OVER:
+        lines.append(f"You are player_{me} (your goal is the P{me} GOAL end). {view.rounds_played} rounds played.")
+    else:
+        lines += [
+            f"You are player_{me} (your goal is the P{me} GOAL end). Round {view.rounds_played + 1}, "
+            f"deal {view.deal_size}, arrow -> {arrow}.",
+            f"Rounds you must still win: {moves_to_goal(view.covered, view.space, view.winner, me)}; the opponent: {moves_to_goal(view.covered, view.space, view.winner, opp)}.",
+        ]
+    hand = f"Your hand: {_cards(view.hand, values)}"
+    if sum(view.own_set_aside):
+        hand += f"   (set aside: {_cards(view.own_set_aside, values)})"
+    if view.own_duel is not None:
+        hand += f"   (your duel card: {values[view.own_duel]})"
+    lines.append(hand)
+    lines.append(
+        f"Hand sizes: you {view.hand_sizes[0]}, opponent {view.hand_sizes[1]}; draw pile {view.draw_pile_size}."
+    )
+    lines.append(f"Face-up cards this round: {_cards(view.discard, values)}")
+    if view.last_duel is not None:
+        lines.append(f"Last duel: you {values[view.last_duel[me]]}, opponent {values[view.last_duel[opp]]}")
+    if view.attacker is not None and view.phase is not Phase.OVER:
+        lines.append(f"Attacker: {who[view.attacker]}")
+    if view.attack:
+        attack = " ".join(str(values[v]) for v in view.attack)
+        answers = " ".join(str(values[v]) for v in view.answers) or "-"
+        lines.append(f"Trick: attack {attack} | answers {answers}")
+        if view.phase is Phase.ANSWER and len(view.answers) < len(view.attack):
+            lines.append(f"Card to answer now: {values[view.attack[len(view.answers)]]}")
+    if view.phase is Phase.REPLACE and view.to_act == me:
+        room = view.replace_cap - sum(view.own_set_aside)
+        lines.append(f"Replace step: you may set aside {room} more card(s).")
+    if view.phase is Phase.OVER:
+        outcome = "no winner (truncated)" if view.winner is None else ("you won!" if view.winner == me else "the opponent won.")
+        lines.append(f"Game over: {outcome}")
+    else:
+        lines.append(f"Phase: {view.phase.name.lower()}; to act: {who[view.to_act]}")
+    return "\n".join(lines)
+
+
+
+#: colours of the table image
+_FELT, _SPACE, _COVERED, _TOKEN, _GOAL, _WIN = "#1f5e3b", "#f4ecd8", "#555555", "#e8772e", "#c9d8c5", "#ffd84d"
+
+
+def render_image(state: GameState, width: int = 800, height: int = 280) -> np.ndarray:
+    """The table as an RGB image, shape (height, width, 3), dtype uint8.
+
+    Drawn with matplotlib's Agg canvas (no pyplot, no display needed): the board from
+    player_0's goal (left) to player_1's goal (right), covered spaces dark, the Tacocat as an
+    orange disc, a winner's goal in yellow; below it the remaining lines of `render_text`.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Circle, Rectangle
+
+    dpi = 100
+    fig = Figure(figsize=(width / dpi, height / dpi), dpi=dpi, facecolor=_FELT)
+    canvas = FigureCanvasAgg(fig)
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, width)
+    ax.set_ylim(height, 0)  # y grows downwards, as in the image
+    ax.axis("off")
+    rules = state.rules
+    n = rules.n_spaces
+    letters = _LETTERS if n == len(_LETTERS) else "".join(str(i % 10) for i in range(n))
+    over = state.phase is Phase.OVER
+    cell = min(70.0, (width - 40) / (n + 2))
+    top, left = 20.0, (width - cell * (n + 2)) / 2
+    for goal, x in ((0, left), (1, left + cell * (n + 1))):
+        colour = _WIN if state.winner == goal else _GOAL
+        ax.add_patch(Rectangle((x + 2, top), cell - 4, cell, facecolor=colour, edgecolor="black"))
+        ax.text(x + cell / 2, top + cell / 2, f"P{goal}\nGOAL", ha="center", va="center", fontsize=8)
+    for s in range(n):
+        x = left + cell * (s + 1)
+        colour = _COVERED if state.covered[s] else _SPACE
+        ax.add_patch(Rectangle((x + 2, top), cell - 4, cell, facecolor=colour, edgecolor="black"))
+        if not state.covered[s]:
+            ax.text(x + cell / 2, top + cell * 0.3, letters[s], ha="center", va="center", fontsize=13,
+                    fontweight="bold")
+            ax.text(x + cell / 2, top + cell * 0.75, f"deal {rules.board[s]}", ha="center", va="center",
+                    fontsize=7)
+        if s == state.space and not over:
+            ax.add_patch(Circle((x + cell / 2, top + cell + 14), 9, facecolor=_TOKEN, edgecolor="black"))
+    text = render_text(state).split("\n", 1)[1]  # everything but the text board line
+    ax.text(20, top + cell + 38, text, ha="left", va="top", fontsize=10, family="monospace", color="white")
+    canvas.draw()
+    return np.asarray(canvas.buffer_rgba())[:, :, :3].copy()
+
+
+def save_gif(frames: Iterable[np.ndarray], path: str | Path, seconds_per_frame: float = 0.8) -> Path:
+    """Write RGB frames (as from `render_image`) as an animated GIF that loops; returns the path."""
+    from PIL import Image
+
+    images = [Image.fromarray(frame) for frame in frames]
+    if not images:
+        raise ValueError("no frames to write")
+    path = Path(path)
+    images[0].save(path, save_all=True, append_images=images[1:], duration=int(seconds_per_frame * 1000),
+                   loop=0)
+    return path
+
+
+def describe_event(event: Event, values: tuple[int, ...]) -> str:
     """One public event of `GameState.events` in words."""
-    kind = event[0]
 
     def show(cards: tuple[int, ...]) -> str:
         return " ".join(str(values[v]) for v in cards) or "nothing"
 
-    if kind == "round":
-        _, number, space, size, arrow = event
-        who = "both players" if arrow is None else f"player_{arrow}"
-        return f"Round {number}: Tacocat on space {space}, {size} cards each; arrow points at {who}."
-    if kind == "replace":
-        return f"player_{event[1]} replaced {len(event[2])} card(s): {show(event[2])}."
-    if kind == "duel":
-        return f"Duel: player_0 {values[event[1]]} vs player_1 {values[event[2]]}."
-    if kind == "attack":
-        return f"player_{event[1]} attacks with {show(event[2])}."
-    if kind == "answer":
-        verb = "defends with" if event[3] else "fails with"
-        return f"player_{event[1]} {verb} {values[event[2]]}."
-    if kind == "trick":
-        return f"player_{event[1]} takes the trick and attacks next."
-    if kind == "showdown":
-        _, c0, c1, winner = event
-        result = "void round" if winner is None else f"player_{winner} wins the round"
-        return f"Showdown: player_0 {values[c0]} vs player_1 {values[c1]}: {result}."
-    if kind == "move":
-        return f"player_{event[1]} moves the Tacocat from space {event[2]} to {event[3]}; space {event[2]} is covered."
-    if kind == "game_over":
-        return "Game over: " + ("truncated." if event[1] is None else f"player_{event[1]} wins!")
-    return str(event)
+    kind = EventKind(event[0])  # (a plain tuple read back from a file works too)
+    if kind is EventKind.ROUND:
+        e = RoundDealt(*event)
+        who = "both players" if e.arrow is None else f"player_{e.arrow}"
+        return f"Round {e.number}: Tacocat on space {e.space}, {e.deal_size} cards each; arrow points at {who}."
+    if kind is EventKind.REPLACE:
+        e = ReplaceRevealed(*event)
+        return f"player_{e.player} replaced {len(e.cards)} card(s): {show(e.cards)}."
+    if kind is EventKind.DUEL:
+        e = DuelRevealed(*event)
+        return f"Duel: player_0 {values[e.card_p0]} vs player_1 {values[e.card_p1]}."
+    if kind is EventKind.ATTACK:
+        e = AttackPlayed(*event)
+        return f"player_{e.player} attacks with {show(e.cards)}."
+    if kind is EventKind.ANSWER:
+        e = AnswerPlayed(*event)
+        return f"player_{e.player} {'defends with' if e.defended else 'fails with'} {values[e.card]}."
+    if kind is EventKind.TRICK:
+        return f"player_{TrickEnded(*event).next_attacker} takes the trick and attacks next."
+    if kind is EventKind.SHOWDOWN:
+        e = ShowdownRevealed(*event)
+        result = "void round" if e.winner is None else f"player_{e.winner} wins the round"
+        return f"Showdown: player_0 {values[e.last_p0]} vs player_1 {values[e.last_p1]}: {result}."
+    if kind is EventKind.MOVE:
+        e = TacocatMoved(*event)
+        return (f"player_{e.winner} moves the Tacocat from space {e.from_space} to {e.to_space}; "
+                f"space {e.from_space} is covered.")
+    winner = GameOver(*event).winner
+    return "Game over: " + ("truncated." if winner is None else f"player_{winner} wins!")

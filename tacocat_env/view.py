@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tacocat_env.engine import GameState, Phase, legal_actions
+from tacocat_env.events import Event, EventKind
 from tacocat_env.ruleset import Ruleset
 
 
@@ -48,7 +49,7 @@ class PlayerView:
     answers: tuple[int, ...]
     last_duel: tuple[int, int] | None
     winner: int | None
-    events: tuple[tuple, ...]
+    events: tuple[Event, ...]
     legal_actions: tuple[int, ...]
 
     @property
@@ -63,10 +64,10 @@ class PlayerView:
     def deal_size(self) -> int:
         return self.rules.board[self.space]
 
-    def round_events(self) -> tuple[tuple, ...]:
+    def round_events(self) -> tuple[Event, ...]:
         """The public events of the current round (from its 'round' event on)."""
         for i in range(len(self.events) - 1, -1, -1):
-            if self.events[i][0] == "round":
+            if self.events[i].kind is EventKind.ROUND:
                 return self.events[i:]
         return self.events
 
@@ -119,13 +120,13 @@ def opponent_bounds(view: PlayerView, assume_forced_sacrifice: bool = False) -> 
     targets: tuple[int, ...] = ()
     answered = 0
     for event in view.round_events():
-        if event[0] == "attack":
-            targets, answered = event[2], 0
-        elif event[0] == "answer":  # answers follow their attack card by card, highest first
+        if event.kind is EventKind.ATTACK:
+            targets, answered = event.cards, 0
+        elif event.kind is EventKind.ANSWER:  # answers follow their attack card by card, highest first
             target = targets[answered]
             answered += 1
-            if event[1] == view.opponent and not event[3]:
-                low = max(low, event[2])
+            if event.player == view.opponent and not event.defended:
+                low = max(low, event.card)
                 if assume_forced_sacrifice:
                     high = min(high, target)
     return low, high

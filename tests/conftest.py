@@ -163,7 +163,7 @@ def resample_hidden(state: GameState, observer: int, rng: np.random.Generator) -
         twin.duel[opp] = pool.pop()
     twin.draw_pile = pool  # the rest, in a new order
     assert len(twin.draw_pile) == len(state.draw_pile)
-    twin._legal_cache = None
+    twin.invalidate_legal_cache()
     return twin
 
 

@@ -76,7 +76,7 @@ def _swap_hidden(state, observer, rng):
     for v in hidden[:size]:
         twin.hands[opp][v] += 1
     twin.draw_pile = hidden[size:]
-    twin._legal_cache = None
+    twin.invalidate_legal_cache()
     return twin
 
 

@@ -12,12 +12,13 @@ from typer.testing import CliRunner
 from agents.arena import agent_rngs, play_game
 from agents.base import AgentInput
 from agents.evaluation import match
-from agents.human import HumanAgent, HumanQuit, format_view, play_human
+from agents.human import HumanAgent, HumanQuit, play_human
 from agents.registry import make_agent
 from agents.replay import ReplayError, game_to_dict, load_games, replay_game, save_games
 from experiments.cli import app, split_specs
 from tacocat_env.config import make_config
 from tacocat_env.engine import new_game
+from tacocat_env.render import render_view
 from tacocat_env.view import player_view
 
 
@@ -202,8 +203,8 @@ def test_human_sees_only_own_cards_and_public_information():
             swapped += 1
     twin.draw_pile = pile[::-1]
     assert twin.hands[1] != state.hands[1]
-    assert format_view(player_view(state, 0)) == format_view(player_view(twin, 0))
-    assert format_view(player_view(state, 0)) != format_view(player_view(state, 1))
+    assert render_view(player_view(state, 0)) == render_view(player_view(twin, 0))
+    assert render_view(player_view(state, 0)) != render_view(player_view(state, 1))
     # the human agent never needs more than the view: an input with an empty observation works
     inp = AgentInput(player_view(state, 0), np.zeros(0, dtype=np.float32))
     out: list[str] = []
@@ -212,3 +213,28 @@ def test_human_sees_only_own_cards_and_public_information():
     agent.act(inp)
     hand = " ".join(str(v) for v in state.hand_values(0))
     assert f"Your hand: {hand}" in "\n".join(out)
+
+
+def test_replay_draws_the_game_as_a_gif(tmp_path):
+    from PIL import Image
+
+    games = tmp_path / "games.jsonl"
+    assert invoke("match", "random", "random", "--games", 1, "--seed", 3, "--save-games", games,
+                  "--no-progress").exit_code == 0
+    game = load_games(games)[0]
+    del game["actions"][12:], game["winner"]  # the first 12 actions are enough (and quick to draw)
+    games.write_text(json.dumps(game) + "\n")
+    gif = tmp_path / "game.gif"
+    result = invoke("replay", games, "--gif", gif)
+    assert result.exit_code == 0, result.output
+    frames = 12 + 1  # the deal, then one frame per action
+    with Image.open(gif) as image:
+        assert image.size == (800, 280) and 1 < image.n_frames <= frames
+        shown = 0  # Pillow merges identical consecutive frames and adds up their durations
+        for index in range(image.n_frames):
+            image.seek(index)
+            shown += image.info["duration"]
+    assert shown == frames * 500
+    assert f"({frames} frames)" in result.output
+    bad = invoke("replay", games, "--gif", tmp_path / "missing" / "x.gif")
+    assert bad.exit_code != 0 and "--gif" in bad.output

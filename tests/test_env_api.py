@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from pettingzoo.test import api_test, seed_test
+from pettingzoo.test import api_test, render_test, seed_test
 
 import tacocat_env
 from conftest import DEFAULT, resample_hidden
@@ -133,7 +133,7 @@ def test_action_names_round_trip_and_text_views():
     views = raw.observation_views("player_0")
     assert list(views) == [name for name, _, _ in raw.layout.table()]
     assert views["hand_sizes"].tolist() == [7, 7]
-    assert raw.observation_text("player_1").startswith("You are player_1.")
+    assert "You are player_1 " in raw.observation_text("player_1")
     assert raw.public_history() == raw.game.events and raw.public_history() is not raw.game.events
     assert len(raw.ruleset_hash) == 16
 
@@ -193,9 +193,28 @@ def test_render_human_prints_and_none_warns(capsys):
         assert quiet.render() is None
 
 
+def test_render_rgb_array_is_an_image_of_public_facts_only():
+    e = tacocat_env.env(render_mode="rgb_array")
+    e.reset(seed=1)
+    image = e.render()
+    assert image.dtype == np.uint8 and image.ndim == 3 and image.shape[2] == 3
+    assert len(np.unique(image.reshape(-1, 3), axis=0)) > 4  # a drawing, not a blank frame
+    game = e.unwrapped.game
+    e.unwrapped.game = resample_hidden(game, 0, np.random.default_rng(1))  # other hidden cards
+    e.unwrapped.game.hands[0], e.unwrapped.game.hands[1] = game.hands[1], game.hands[0]
+    assert np.array_equal(e.render(), image)
+    e.unwrapped.game = game
+    e.step(e.unwrapped.codec.stop)  # player_0 stops replacing: the table changes
+    assert not np.array_equal(e.render(), image)
+
+
+def test_pettingzoo_render_test_passes_for_every_mode():
+    render_test(tacocat_env.env)
+
+
 def test_bad_render_mode_and_illegal_action_option():
     with pytest.raises(ValueError, match="render_mode"):
-        tacocat_env.env(render_mode="rgb_array")
+        tacocat_env.env(render_mode="rgb")
     with pytest.raises(ValueError, match="illegal_action"):
         tacocat_env.env(illegal_action="ignore")
 

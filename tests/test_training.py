@@ -19,6 +19,7 @@ from stable_baselines3.common.env_checker import check_env
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 from agents.arena import play_game
+from agents.base import Agent
 from agents.registry import format_spec, make_agent
 from agents.trained import ModelFileError, write_metadata
 from experiments.config import ExperimentConfig, load_experiment
@@ -219,9 +220,9 @@ def test_resume_after_kill_continues_from_the_last_checkpoint(tmp_path):
     assert resumed == run_dir
     assert json.loads((run_dir / "final.json").read_text())["timesteps"] == total
     assert (run_dir / f"progress_resumed_{saved}.csv").is_file()
-    steps = [line.split(",")[0] for line in (run_dir / "eval.csv").read_text().splitlines()[1:]]
-    assert len(steps) == len(set(zip(steps, range(len(steps)))))
-    assert sorted({int(s) for s in steps}) == [4096, 8192, 12288]
+    evaluations = [tuple(line.split(",")[:2]) for line in (run_dir / "eval.csv").read_text().splitlines()[1:]]
+    assert len(evaluations) == len(set(evaluations))  # no (timesteps, opponent) evaluated twice
+    assert sorted({int(step) for step, _ in evaluations}) == [4096, 8192, 12288]
     with zipfile.ZipFile(run_dir / "final_model.zip") as archive:
         assert json.loads(archive.read("tacocat.json"))["timesteps"] == total
 
@@ -229,7 +230,9 @@ def test_resume_after_kill_continues_from_the_last_checkpoint(tmp_path):
 @pytest.mark.parametrize("path", sorted((ROOT / "experiments" / "configs").glob("*.yaml")), ids=lambda p: p.stem)
 def test_shipped_configs_are_valid(path):
     config = load_experiment(path)
-    assert config.total_timesteps > 0 and config.opponents
+    specs = [o.agent for o in config.opponents] + config.eval.opponents + [f.agent for f in config.eval.final]
+    for spec in specs:  # every agent the run will meet can be built
+        assert isinstance(make_agent(spec), Agent)
 
 
 def test_selfplay_adds_snapshots_of_the_learner_to_the_pool(tmp_path):
@@ -319,3 +322,15 @@ def _rows(path: Path) -> list[dict[str, str]]:
 
     with path.open(newline="") as f:
         return list(csv.DictReader(f))
+
+
+def test_the_single_agent_view_is_registered_with_gymnasium():
+    import gymnasium
+
+    env = gymnasium.make("experiments.gym_env:Tacocat-v0", opponents=[("random", 1.0)], learner_seat=1)
+    obs, info = env.reset(seed=3)
+    assert env.observation_space.contains(obs) and info["seat"] == 1
+    mask = env.unwrapped.action_masks()
+    obs, reward, terminated, truncated, info = env.step(int(np.flatnonzero(mask)[0]))
+    assert env.observation_space.contains(obs)
+    assert gymnasium.spec("Tacocat-v0").kwargs["opponents"] == [("counter", 1.0)]
