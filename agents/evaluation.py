@@ -405,7 +405,7 @@ def match(
     return summarize(spec_a, spec_b, seed, cfg, deals, wall, max(1, workers), keep_records)
 
 
-def iter_games(result: MatchResult) -> Iterable[tuple[tuple[str, str], GameRecord]]:
+def iter_match_records(result: MatchResult) -> Iterable[tuple[tuple[str, str], GameRecord]]:
     """((player_0 spec, player_1 spec), record) of every kept game of a match."""
     if result.records is None:
         raise ValueError("the match kept no game records (use keep_records=True)")

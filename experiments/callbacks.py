@@ -30,7 +30,7 @@ class _Every:
         return True
 
 
-class CheckpointCallback(BaseCallback):
+class RunCheckpointCallback(BaseCallback):
     """Every `checkpoint_every` timesteps, at the start of the next rollout (after the update),
     saves the model and everything else a resume needs to continue bit-identically: generator
     states, the environments' games in progress, the last observations, the self-play pool
@@ -217,7 +217,7 @@ def build_callbacks(config: ExperimentConfig, run_dir: Path, resumed_at: int | N
     evaluator.last_evaluated = saved.get("last_evaluated", start)
     selfplay = SelfPlayCallback(config, run_dir, start, saved.get("snapshots", [])) if config.selfplay else None
     callbacks: list[BaseCallback] = [c for c in (selfplay,) if c is not None]
-    callbacks += [evaluator, CheckpointCallback(config, run_dir, start, selfplay, evaluator)]
+    callbacks += [evaluator, RunCheckpointCallback(config, run_dir, start, selfplay, evaluator)]
     if progress:
         callbacks.append(ProgressCallback(config.total_timesteps, start, latest))
     return CallbackList(callbacks)

@@ -91,10 +91,10 @@ def env(
         wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
     elif illegal_action != "raise":
         raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
-    return OrderEnforcingWrapper(wrapped)
+    return ForwardingOrderEnforcingWrapper(wrapped)
 
 
-class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
+class ForwardingOrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
     """PettingZoo's `OrderEnforcingWrapper` with the attributes every step reads forwarded
     directly. The base class reaches them through `__getattr__` after a failed look-up,
     which cost about a third of a step (docs/PERFORMANCE.md). Same checks, same errors."""
@@ -106,7 +106,7 @@ class OrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
 
 
 def _forwarded(name: str) -> property:
-    def get(self: OrderEnforcingWrapper) -> Any:
+    def get(self: ForwardingOrderEnforcingWrapper) -> Any:
         if not self._has_reset:
             raise AttributeError(f"{name} cannot be accessed before reset")
         return getattr(self.env, name)
@@ -115,7 +115,7 @@ def _forwarded(name: str) -> property:
 
 
 for _name in ("rewards", "terminations", "truncations", "infos", "agent_selection", "agents", "num_agents"):
-    setattr(OrderEnforcingWrapper, _name, _forwarded(_name))
+    setattr(ForwardingOrderEnforcingWrapper, _name, _forwarded(_name))
 
 
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming convention)
