@@ -14,29 +14,36 @@ from typing import ClassVar
 import numpy as np
 
 from tacocat_env.engine import GameState
-from tacocat_env.observation import encode, legal_mask
+from tacocat_env.observation import encode_view, legal_mask
 from tacocat_env.view import PlayerView, player_view
 
 
 class AgentInput:
     """What the acting player may see: its `PlayerView` and its observation vector.
 
-    Both are built from the player's own cards and public information only, and neither keeps
-    a reference to the `GameState` (R7.3): no attribute path from an agent's input reaches the
+    Both come from the player's own cards and public information only, and neither keeps a
+    reference to the `GameState` (R7.3): the observation is encoded, on first use, from the
+    view itself (`encode_view`), so no attribute path from an agent's input reaches the
     opponent's cards, the draw pile or the game's generator (tests/test_agent_isolation.py).
     """
 
-    __slots__ = ("view", "observation", "_mask")
+    __slots__ = ("view", "_observation", "_mask")
 
-    def __init__(self, view: PlayerView, observation: np.ndarray) -> None:
+    def __init__(self, view: PlayerView, observation: np.ndarray | None = None) -> None:
         self.view = view
-        self.observation = observation
+        self._observation = observation
         self._mask: np.ndarray | None = None
 
     @classmethod
     def from_state(cls, state: GameState, player: int) -> AgentInput:
         """The input of `player` in `state`: only its own cards and public information."""
-        return cls(player_view(state, player), encode(state, player))
+        return cls(player_view(state, player))
+
+    @property
+    def observation(self) -> np.ndarray:
+        if self._observation is None:
+            self._observation = encode_view(self.view)
+        return self._observation
 
     @property
     def action_mask(self) -> np.ndarray:

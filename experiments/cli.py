@@ -177,7 +177,7 @@ def match_command(
     agent_a: str = typer.Argument(..., help="Agent A spec, e.g. random or search:simulations=200."),
     agent_b: str = typer.Argument(..., help="Agent B spec."),
     games: int = typer.Option(100, "--games", "-n", min=1, help="Deal pairs: each deal is played twice, seats swapped."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Match seed (deals and agents' randomness)."),
+    seed: int = typer.Option(0, "--seed", "-s", min=0, help="Match seed (deals and agents' randomness)."),
     workers: int = typer.Option(1, "--workers", "-w", min=1, help="Worker processes (results do not depend on it)."),
     json_path: Optional[Path] = typer.Option(None, "--json", help="Write the result summary as JSON here."),
     save_games: Optional[Path] = typer.Option(None, "--save-games", help="Save every game as JSON lines here."),
@@ -215,11 +215,11 @@ def match_command(
 def tournament_command(
     agents: list[str] = typer.Option(..., "--agents", "-a", help="Agent specs, comma-separated (or the option repeated)."),
     games: int = typer.Option(100, "--games", "-n", min=1, help="Deal pairs per pairing (2 games each, seats swapped)."),
-    seed: int = typer.Option(0, "--seed", "-s", help="Seed: every pairing plays the same deals."),
+    seed: int = typer.Option(0, "--seed", "-s", min=0, help="Seed: every pairing plays the same deals."),
     workers: int = typer.Option(1, "--workers", "-w", min=1, help="Worker processes."),
     out: Path = typer.Option(Path("results/tournament"), "--out", "-o", help="Output folder."),
     boot: int = typer.Option(1000, "--boot", min=0, help="Bootstrap resamples of deal pairs for the rating intervals."),
-    boot_seed: int = typer.Option(0, "--boot-seed", help="Seed of the bootstrap."),
+    boot_seed: int = typer.Option(0, "--boot-seed", min=0, help="Seed of the bootstrap."),
     anchor: Optional[str] = typer.Option(None, "--anchor", help="Agent fixed at rating 0 (default: mean 0)."),
     rules: Optional[Path] = RulesOption,
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
@@ -263,7 +263,7 @@ def tournament_command(
 def play_command(
     opponent: str = typer.Option("random", "--opponent", "-o", help="Opponent agent spec."),
     seat: int = typer.Option(0, "--seat", min=0, max=1, help="Your seat: 0 (player_0) or 1 (player_1)."),
-    seed: Optional[int] = typer.Option(None, "--seed", "-s", help="Deal seed (default: random, printed)."),
+    seed: Optional[int] = typer.Option(None, "--seed", "-s", min=0, help="Deal seed (default: random, printed)."),
     save_game: Optional[Path] = typer.Option(None, "--save-game", help="Append the game to this JSON-lines file."),
     rules: Optional[Path] = RulesOption,
 ) -> None:
@@ -332,7 +332,7 @@ def replay_command(
 @app.command("train")
 def train_command(
     config: Optional[Path] = typer.Option(None, "--config", help="Experiment YAML (experiments/configs/*.yaml)."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Overrides the config's seed."),
+    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Overrides the config's seed."),
     overrides: list[str] = typer.Option([], "--set", help="KEY=VALUE override, dotted for nested fields (repeatable)."),
     resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the interrupted run in RUN_DIR."),
     evaluate: bool = typer.Option(False, "--evaluate", help="After training, evaluate against the whole ladder."),

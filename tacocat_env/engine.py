@@ -26,7 +26,9 @@ import numpy as np
 
 from tacocat_env.actions import MoveKind
 from tacocat_env.config import RulesConfig, make_config
-from tacocat_env.errors import ActionOutOfRangeError, GameOverError, IllegalActionError, NotYourTurnError
+from tacocat_env.errors import (
+    ActionOutOfRangeError, GameOverError, IllegalActionError, NotYourTurnError, TacocatError,
+)
 from tacocat_env.events import (
     AnswerPlayed,
     AttackPlayed,
@@ -181,10 +183,19 @@ def new_game(
         rules = config
     else:
         rules = compile_rules(config if isinstance(config, RulesConfig) else make_config(config))
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    state = GameState(rules=rules, rng=rng, space=rules.config.centre, covered=[False] * rules.n_spaces)
+    state = GameState(rules=rules, rng=make_rng(seed), space=rules.config.centre, covered=[False] * rules.n_spaces)
     _start_round(state)
     return state
+
+
+def make_rng(seed: int | np.random.Generator | None) -> np.random.Generator:
+    """The generator of a game: a Generator as given, else one seeded from a non-negative
+    integer (or from fresh entropy for None)."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise TacocatError(f"seed must be a non-negative integer, a numpy Generator or None, got {seed!r}")
+    return np.random.default_rng(seed)
 
 
 def _start_round(state: GameState) -> None:

@@ -39,6 +39,7 @@ round                  1     rounds played / max_rounds
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -46,6 +47,9 @@ from tacocat_env.engine import GameState, Phase, moves_to_goal
 from tacocat_env.render import render_view
 from tacocat_env.ruleset import Ruleset
 from tacocat_env.view import player_view
+
+if TYPE_CHECKING:
+    from tacocat_env.view import PlayerView
 
 
 class ObservationLayout:
@@ -95,25 +99,45 @@ def _one_hot(size: int, index: int | None) -> list[int]:
 
 def encode(state: GameState, player: int) -> np.ndarray:
     """The observation vector of `player` (a function of its private + public info only)."""
-    rules = state.rules
+    opp = 1 - player
+    return _encode(
+        state.rules, player, state.phase, state.to_act, state.hands[player], state.set_aside[player],
+        state.duel[player], state.discard, state.attack, state.answers, state.last_duel,
+        state.replace_cap[player], state.replaced[player], state.replaced[opp], state.space, state.covered,
+        state.winner, state.attacker, state.rounds_played,
+        sum(state.hands[opp]) + sum(state.set_aside[opp]) + (state.duel[opp] is not None), len(state.draw_pile),
+    )
+
+
+def encode_view(view: PlayerView) -> np.ndarray:
+    """The same vector from a `PlayerView` (what agents hold): equal to
+    `encode(state, view.player)` for the state the view was taken from (tested)."""
+    return _encode(
+        view.rules, view.player, view.phase, view.to_act, view.hand, view.own_set_aside, view.own_duel,
+        view.discard, view.attack, view.answers, view.last_duel, view.replace_cap, view.replaced[0],
+        view.replaced[1], view.space, view.covered, view.winner, view.attacker, view.rounds_played,
+        view.hand_sizes[1], view.draw_pile_size,
+    )
+
+
+def _encode(
+    rules: Ruleset, player: int, phase: Phase, to_act: int | None, hand: Sequence[int], aside: Sequence[int],
+    own_duel: int | None, discard: Sequence[int], attack_cards: Sequence[int], answer_cards: Sequence[int],
+    duel: tuple[int, int] | None, replace_cap: int, replaced_own: int | None, replaced_opp: int | None,
+    space: int, covered: Sequence[bool], winner: int | None, attacker: int | None, rounds_played: int,
+    opp_size: int, draw_size: int,
+) -> np.ndarray:
+    """The one encoder: the observer's own cards and public facts in, the vector out."""
     tables = _TABLES.get(rules)
     if tables is None:
         tables = _TABLES[rules] = _Tables(rules)
     one_hot_v = tables.one_hot_v
-    opp = 1 - player
-    phase = state.phase
     over = phase is Phase.OVER
-    to_act = state.to_act
-    hand = state.hands[player]
-    aside = state.set_aside[player]
-    own_duel = state.duel[player]
     if own_duel is None:
         own_aside = aside
     else:
         own_aside = list(aside)
         own_aside[own_duel] += 1
-    attack_cards = state.attack
-    answer_cards = state.answers
     if attack_cards or answer_cards:
         attack = [0] * rules.n_values
         for v in attack_cards:
@@ -126,30 +150,23 @@ def encode(state: GameState, player: int) -> np.ndarray:
         attack = answers = tables.zeros_v
         failing = 0
     current = attack_cards[len(answer_cards)] if phase is Phase.ANSWER else None
-    duel = state.last_duel
     if duel is None:
         duel_own = duel_opp = None
     else:
-        duel_own, duel_opp = duel[player], duel[opp]
-    arrow = rules.arrows[state.space]
-    replaced = state.replaced
+        duel_own, duel_opp = duel[player], duel[1 - player]
+    arrow = rules.arrows[space]
     aside_total = sum(aside)
-    if phase is Phase.REPLACE and to_act == player:
-        allowance = state.replace_cap[player] - aside_total
-    else:
-        allowance = 0
-    opp_duel = state.duel[opp]
-    board = _board_block(tables, state, player, arrow, over)
-    attacker = state.attacker
+    allowance = replace_cap - aside_total if phase is Phase.REPLACE and to_act == player else 0
+    board = _board_block(tables, rules, space, covered, winner, player, arrow, over)
     values = [
-        *hand, *own_aside, *state.discard, *attack, *answers,
+        *hand, *own_aside, *discard, *attack, *answers,
         *one_hot_v[current], *one_hot_v[duel_own], *one_hot_v[duel_opp],
         failing,
         sum(hand) + aside_total + (own_duel is not None),
-        sum(state.hands[opp]) + sum(state.set_aside[opp]) + (opp_duel is not None),
-        len(state.draw_pile),
+        opp_size,
+        draw_size,
         *_PHASE_ONE_HOT[phase],
-        int(to_act == player and not over), allowance, replaced[player] or 0, replaced[opp] or 0,
+        int(to_act == player and not over), allowance, replaced_own or 0, replaced_opp or 0,
         *_THREE_ONE_HOT[0 if arrow is None else (1 if arrow == player else 2)],
         *board,
         *_THREE_ONE_HOT[2 if attacker is None else (0 if attacker == player else 1)],
@@ -161,7 +178,7 @@ def encode(state: GameState, player: int) -> np.ndarray:
         out = np.frombuffer(bytes(values), dtype=np.uint8).astype(np.float32)
     else:
         out = np.array(values, dtype=np.float32)
-    out[-1] = state.rounds_played / state.config.max_rounds
+    out[-1] = rounds_played / rules.config.max_rounds
     return out
 
 
@@ -185,21 +202,22 @@ _PHASE_ONE_HOT = {p: _one_hot(5, int(p)) for p in Phase}
 _THREE_ONE_HOT = [_one_hot(3, i) for i in range(3)]
 
 
-def _board_block(tables: _Tables, state: GameState, player: int, arrow: int | None, over: bool) -> list[int]:
+def _board_block(tables: _Tables, rules: Ruleset, space: int, covered: Sequence[bool], winner: int | None,
+                 player: int, arrow: int | None, over: bool) -> list[int]:
     """The slices tacocat, covered, moves_to_goal, deal_size and arrow (cached: they change
     only between rounds)."""
-    key = (player, state.space, tuple(state.covered), state.winner, over)
+    key = (player, space, tuple(covered), winner, over)
     block = tables.board.get(key)
     if block is None:
-        rules = state.rules
         n_spaces = rules.n_spaces
         order = range(n_spaces) if player == 0 else range(n_spaces - 1, -1, -1)
-        tacocat = [int(s == state.space and not over) for s in order]
-        covered = [int(state.covered[s]) for s in order]
+        tacocat = [int(s == space and not over) for s in order]
+        covered_flags = [int(covered[s]) for s in order]
         arrow_index = 2 if arrow is None else (0 if arrow == player else 1)
         block = (
-            tacocat + covered
-            + [_moves_to_goal(state, player), _moves_to_goal(state, 1 - player), rules.board[state.space]]
+            tacocat + covered_flags
+            + [moves_to_goal(covered, space, winner, player), moves_to_goal(covered, space, winner, 1 - player),
+               rules.board[space]]
             + _one_hot(3, arrow_index)
         )
         if len(tables.board) >= 100_000:

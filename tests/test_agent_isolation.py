@@ -12,9 +12,14 @@ import types
 
 import numpy as np
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from agents.base import AgentInput
-from conftest import DEFAULT, sample_states
-from tacocat_env import GameState
+from conftest import DEFAULT, random_game, rules_configs, sample_states, seeds
+from tacocat_env import GameState, encode
+from tacocat_env.observation import encode_view
+from tacocat_env.view import player_view
 
 
 def reachable(root: object, limit: int = 200_000) -> list[object]:
@@ -72,6 +77,7 @@ def test_no_attribute_path_from_an_agent_input_reaches_hidden_cards():
         hidden = {id(state), id(state.rng), id(state.hands), id(state.hands[opponent]),
                   id(state.set_aside), id(state.set_aside[opponent]), id(state.draw_pile), id(state.duel)}
         inp = AgentInput.from_state(state, player)
+        inp.observation, inp.action_mask  # noqa: B018 (computed, then walked too)
         found = reachable(inp)
         assert not any(isinstance(obj, GameState) for obj in found)
         assert not any(isinstance(obj, np.random.Generator) for obj in found)
@@ -83,3 +89,18 @@ def test_no_attribute_path_from_an_agent_input_reaches_hidden_cards():
         state.hands[player][0] -= 1
         checked += 1
     assert checked > 10
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=seeds, cfg=st.one_of(st.just(DEFAULT), rules_configs()))
+def test_the_view_encodes_to_the_same_observation_as_the_state(seed, cfg):
+    """Agents' observations come from their view: bit-identical to the env's, every step."""
+    checked = 0
+    for state in sample_states(seed, cfg):
+        for player in (0, 1):
+            assert encode_view(player_view(state, player)).tobytes() == encode(state, player).tobytes()
+            checked += 1
+    final = random_game(seed, cfg)  # and the finished game
+    for player in (0, 1):
+        assert encode_view(player_view(final, player)).tobytes() == encode(final, player).tobytes()
+    assert checked > 0

@@ -153,6 +153,8 @@ def action_cases() -> Iterator[Case]:
 
     for action in (-1, 10**6, 1.5, "3", None, True, [3], np.float64(3.0), 999, float("nan")):
         yield Case("api", f"apply_action({action!r})", lambda a=action: apply_action(new_game(None, 0), a))
+    for seed in (-1, "7", 1.5, True):
+        yield Case("api", f"new_game(seed={seed!r})", lambda s=seed: new_game(None, s))
     yield Case("api", "apply_action for the wrong player", lambda: apply_action(new_game(None, 0), 12, player=1))
     yield Case("api", "apply_action after the end", lambda: apply_action(over_game(), 12))
     yield Case("api", "mutate legal_actions()", lambda: tacocat_env.legal_actions(new_game(None, 0)).append(1),
@@ -348,6 +350,8 @@ def cli_cases(tmp: Path) -> Iterator[Case]:
         ["nosuchcommand"], ["match"], ["match", "random"], ["match", "random", "nope"], ["match", "nope", "random"],
         ["match", "random", "random", "--games", "0"], ["match", "random", "random", "--games", "x"],
         ["match", "random", "random", "--workers", "0"], ["match", "random", "random", "--seed", "x"],
+        ["match", "random", "random", "--seed", "-1"], ["tournament", "--agents", "random,highcard", "--seed", "-1"],
+        ["tournament", "--agents", "random,highcard", "--boot-seed", "-1"], ["play", "--seed", "-1"],
         ["match", "random", "random", "--rules", f"{t}/bad.yaml"], ["match", "random", "random", "--rules", f"{t}/yes.yaml"],
         ["match", "random", "random", "--rules", f"{t}/folder"], ["match", "random", "random", "--rules", f"{t}/missing"],
         ["match", "random", "search:simulations=-1"], ["match", "random", "search:search_replace=maybe"],
