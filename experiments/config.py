@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tacocat_env.config import RulesConfig
 
@@ -65,6 +65,26 @@ class EvalConfig(_Strict):
     workers: int = Field(default=2, gt=0, description="worker processes of the final evaluation")
 
 
+class RllibConfig(_Strict):
+    """Ray RLlib backend (PPO on RLlib's current API stack): resources and batch sizes.
+
+    The PPO hyperparameters come from `algo` (same names as the SB3 backend); `n_steps`,
+    `n_envs` and `vec_env` do not apply. docs/SCALING.md explains what scales.
+    """
+
+    address: str | None = Field(default=None, description="Ray cluster to join (host:port or 'auto'); "
+                                "None starts a local Ray runtime. --address and RAY_ADDRESS override it")
+    num_cpus: int | None = Field(default=None, gt=0, description="CPUs of the local Ray runtime (default: all)")
+    env_runners: int = Field(default=2, ge=0, description="env runner actors (0: sample in the driver)")
+    envs_per_env_runner: int = Field(default=1, gt=0)
+    cpus_per_env_runner: float = Field(default=1.0, gt=0)
+    learners: int = Field(default=0, ge=0, description="learner actors (0: learn in the driver)")
+    gpus_per_learner: float = Field(default=0.0, ge=0)
+    train_batch_size: int = Field(default=4000, gt=0, description="env steps per training iteration")
+    selfplay_fraction: float = Field(default=1.0, ge=0, le=1, description="share of episodes in which the "
+                                     "learner plays both seats; the others are against `opponents`")
+
+
 class ExperimentConfig(_Strict):
     name: str = Field(description="experiment name, used in the run directory")
     seed: int = 0
@@ -81,12 +101,23 @@ class ExperimentConfig(_Strict):
     eval: EvalConfig = Field(default_factory=EvalConfig)
     checkpoint_every: int = Field(default=50_000, gt=0)
     run_root: str = "runs"
+    backend: Literal["sb3", "rllib"] = Field(default="sb3", description="sb3: MaskablePPO in one process; "
+                                              "rllib: PPO on Ray RLlib (needs the `rllib` section)")
+    rllib: RllibConfig | None = None
 
     @field_validator("rules")
     @classmethod
     def _valid_rules(cls, rules: dict[str, Any]) -> dict[str, Any]:
         RulesConfig(**rules)  # raises a ValidationError naming the rules field
         return rules
+
+    @model_validator(mode="after")
+    def _backend_section(self) -> ExperimentConfig:
+        if self.backend == "rllib" and self.rllib is None:
+            raise ValueError("backend 'rllib' needs an `rllib` section (e.g. rllib: {env_runners: 2})")
+        if self.backend == "sb3" and self.rllib is not None:
+            raise ValueError("the `rllib` section only applies with backend: rllib")
+        return self
 
     @property
     def rules_config(self) -> RulesConfig:
