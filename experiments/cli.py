@@ -253,8 +253,11 @@ def train_command(
     resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the interrupted run in RUN_DIR."),
     evaluate: bool = typer.Option(False, "--evaluate", help="After training, evaluate against the whole ladder."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    address: Optional[str] = typer.Option(None, "--address", help="backend rllib: join the Ray cluster at HOST:PORT "
+                                          "(default: RAY_ADDRESS, else the config's, else a local Ray runtime)."),
 ) -> None:
-    """Train MaskablePPO from a YAML experiment config (file < --seed < --set)."""
+    """Train from a YAML experiment config (file < --seed < --set): MaskablePPO, or PPO on Ray RLlib
+    with `backend: rllib`."""
     from experiments.config import ExperimentConfig, load_experiment
     from experiments.final_eval import evaluate_run, print_table
     from experiments.train import train
@@ -267,13 +270,36 @@ def train_command(
     except (ValueError, OSError) as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
-    run_dir = train(experiment, resume=resume, progress=progress)
+    if _backend(experiment, resume) == "rllib":
+        from experiments.rllib_train import POLICY_FILE, RllibSetupError, train_rllib
+
+        try:
+            run_dir = train_rllib(experiment, resume=resume, address=address, progress=progress)
+        except RllibSetupError as err:
+            typer.echo(f"error: {err}", err=True)
+            raise typer.Exit(2) from None
+        learner = f"rllib:path={run_dir / POLICY_FILE}"
+    else:
+        run_dir = train(experiment, resume=resume, progress=progress)
+        learner = None
     typer.echo(f"run directory: {run_dir}")
     if evaluate:
         import yaml
 
         resolved = ExperimentConfig(**yaml.safe_load((run_dir / "config.yaml").read_text()))
-        print_table(evaluate_run(run_dir, resolved, progress=progress), f"{resolved.name} vs the ladder")
+        print_table(evaluate_run(run_dir, resolved, progress=progress, learner=learner), f"{resolved.name} vs the ladder")
+
+
+def _backend(experiment, resume: Optional[Path]) -> str:
+    """The backend of a new experiment, or of the run being resumed (from its config.yaml)."""
+    if experiment is not None:
+        return experiment.backend
+    import yaml
+
+    try:
+        return str(yaml.safe_load((resume / "config.yaml").read_text()).get("backend", "sb3"))
+    except (OSError, AttributeError, yaml.YAMLError) as err:
+        raise typer.BadParameter(f"{resume} is not a run directory ({err})", param_hint="--resume") from None
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ CHECKPOINTS = "checkpoints"
 LEARNER = "learner"
 POLICY_FILE = "policy.npz"
 PROGRESS_FIELDS = [
-    "iteration", "timesteps", "episodes", "episode_return_mean", "episode_len_mean", "env_steps_per_s",
+    "iteration", "timesteps", "episodes", "learner_return_mean", "episode_len_mean", "env_steps_per_s",
     "iteration_s", "policy_loss", "vf_loss", "entropy", "actions_sent", "masked_actions_sent",
 ]
 
@@ -223,7 +223,8 @@ def progress_row(result: dict[str, Any], iteration: int, timesteps: int, seconds
     return {
         "iteration": iteration, "timesteps": timesteps,
         "episodes": _get(result, "env_runners", "num_episodes_lifetime"),
-        "episode_return_mean": _get(result, "env_runners", "agent_episode_returns_mean", "player_0"),
+        # summed over the seats the learner played: 0 in a self-play episode
+        "learner_return_mean": _get(result, "env_runners", "module_episode_returns_mean", LEARNER),
         "episode_len_mean": _get(result, "env_runners", "episode_len_mean"),
         "env_steps_per_s": sampled / seconds if seconds > 0 else None, "iteration_s": seconds,
         "policy_loss": learner.get("policy_loss"), "vf_loss": learner.get("vf_loss"),
@@ -360,7 +361,7 @@ def _train_loop(config: ExperimentConfig, run_dir: Path, resuming: bool, progres
                 if key not in ("iteration", "timesteps") and isinstance(value, (int, float)):
                     writer.add_scalar(f"rllib/{key}", value, timesteps)
             bar.update(sampled)
-            bar.set_postfix_str(f"return={row['episode_return_mean']} steps/s={row['env_steps_per_s']:.0f}")
+            bar.set_postfix_str(f"steps/s={row['env_steps_per_s']:.0f}")
             done = timesteps >= config.total_timesteps
             if timesteps >= next_eval or done:
                 next_eval = (timesteps // config.eval.every + 1) * config.eval.every
