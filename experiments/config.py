@@ -117,6 +117,9 @@ class ExperimentConfig(_Strict):
             raise ValueError("backend 'rllib' needs an `rllib` section (e.g. rllib: {env_runners: 2})")
         if self.backend == "sb3" and self.rllib is not None:
             raise ValueError("the `rllib` section only applies with backend: rllib")
+        if self.rllib is not None and self.algo.batch_size > self.rllib.train_batch_size:
+            raise ValueError(f"algo.batch_size ({self.algo.batch_size}) is the PPO minibatch and must not exceed "
+                             f"rllib.train_batch_size ({self.rllib.train_batch_size})")
         return self
 
     @property

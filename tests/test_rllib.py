@@ -193,6 +193,8 @@ def test_config_backend_section_is_typed(tmp_path):
         load_experiment(ROOT / "experiments/configs/smoke.yaml", overrides=["rllib.env_runners=2"])
     with pytest.raises(ValidationError, match="backend"):
         load_experiment(SMOKE, overrides=["backend=tune"])
+    with pytest.raises(ValidationError, match=r"algo.batch_size \(500\) .* rllib.train_batch_size \(400\)"):
+        load_experiment(SMOKE, overrides=["algo.batch_size=500"])
 
 
 def test_ray_missing_is_one_clear_message(monkeypatch):
