@@ -32,7 +32,6 @@ from experiments.rllib_train import (  # noqa: E402
     make_policy_mapping,
     require_ray,
     start_ray,
-    train_rllib,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -240,18 +239,24 @@ def test_cli_ray_address_from_the_environment(tmp_path, monkeypatch):
 # --- smoke run: 2 env runners on a local Ray runtime, then a resume --------------------
 @pytest.fixture(scope="module")
 def smoke_runs(tmp_path_factory):
-    """A 2-iteration run, then the same run resumed after losing its last checkpoint."""
+    """`tacocat train` of a 2-iteration run (with --evaluate), then `tacocat train --resume`
+    of the same run after losing its last checkpoint."""
     import ray
 
-    config = load_experiment(SMOKE, overrides=[f"run_root={tmp_path_factory.mktemp('rllib')}"])
-    start_ray(config.rllib, None)  # one Ray runtime for both (train_rllib leaves it running)
+    root = tmp_path_factory.mktemp("rllib")
+    start_ray(load_experiment(SMOKE).rllib, None)  # one Ray runtime for both (the CLI leaves it running)
+    runner = CliRunner()
     try:
-        run_dir = train_rllib(config, progress=False)
+        result = runner.invoke(app, ["train", "--config", str(SMOKE), "--set", f"run_root={root}", "--no-progress",
+                                     "--evaluate"])
+        assert result.exit_code == 0, result.output
+        run_dir = Path(result.output.split("run directory: ")[1].split()[0])
         first = (run_dir / "progress.csv").read_text()
         last = sorted((run_dir / "checkpoints").glob("step_*.json"), key=lambda p: int(p.stem.split("_")[1]))[-1]
         last.unlink()  # as if killed while writing the last checkpoint
         shutil.rmtree(last.with_suffix(""))
-        train_rllib(resume=run_dir, progress=False)
+        resumed = runner.invoke(app, ["train", "--resume", str(run_dir), "--no-progress"])
+        assert resumed.exit_code == 0, resumed.output
     finally:
         ray.shutdown()
     return run_dir, first
@@ -287,6 +292,8 @@ def test_resume_continues_from_the_last_complete_checkpoint(smoke_runs):
 
 def test_exported_agent_plays_a_duplicate_match(smoke_runs):
     run_dir, _ = smoke_runs
+    final = json.loads((run_dir / "final_eval.json").read_text())  # --evaluate: eval.final through match()
+    assert [r["opponent"] for r in final] == ["random"] and final[0]["games"] == 10
     result = match(f"rllib:path={run_dir / POLICY_FILE}", "random", games=3, seed=1, progress=False)
     assert result.n_games == 6 and result.truncated >= 0
     assert 0.0 <= result.win_rate_a <= 1.0
