@@ -9,8 +9,8 @@ sets the share of self-play episodes) is built, then
     env steps/s = all steps / wall time of that call;
   * training: one warm-up `train()` iteration, then `--iterations` timed ones;
     throughput = env steps sampled / wall time of the iterations (sampling + learning).
-Anchors in the same run: the adapter alone in this process (random legal actions, no policy)
-and PettingZoo's leduc_holdem_v4 AEC loop. The load average (1 min) is printed before and after
+Anchors in the same run: the adapter alone in this process (random legal actions, no policy),
+with and without the fixed opponents' choices, and PettingZoo's leduc_holdem_v4 AEC loop. The load average (1 min) is printed before and after
 each measurement: the machine may be shared, and other work lowers every figure.
 """
 
@@ -33,10 +33,10 @@ def load1() -> float:
     return os.getloadavg()[0]
 
 
-def adapter_steps_per_s(seconds: float) -> float:
+def adapter_steps_per_s(seconds: float, opponents: tuple[str, ...] = ()) -> float:
     from experiments.rllib_env import TacocatMultiAgentEnv
 
-    env, rng = TacocatMultiAgentEnv({}), np.random.default_rng(0)
+    env, rng = TacocatMultiAgentEnv({"opponents": list(opponents)}), np.random.default_rng(0)
     obs, _ = env.reset(seed=0)
     steps, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
@@ -107,6 +107,8 @@ def main() -> None:
     print(f"commit {commit}, python {platform.python_version()}, ray {ray.__version__}, torch {torch.__version__}, "
           f"{os.cpu_count()} CPUs")
     anchors = [("Tacocat adapter alone, 1 process, random legal actions", adapter_steps_per_s),
+               ("the same, asking counter and planner at every step (fixed opponents)",
+                lambda s: adapter_steps_per_s(s, ("counter", "planner"))),
                ("PettingZoo leduc_holdem_v4 AEC loop, 1 process", leduc_steps_per_s)]
     for name, fn in anchors:
         before = load1()

@@ -4,7 +4,8 @@ Reads top to bottom: Ray present? -> which Ray runtime (local, or a cluster from
 `RAY_ADDRESS` or `rllib.address`) and is it reachable? -> enough CPUs/GPUs for the env runners
 and learners? -> `PPOConfig` built from the experiment config (one place) -> training
 iterations with progress.csv + TensorBoard, checkpoints, duplicate-format evaluation ->
-`policy.npz`, the learner exported as a ladder agent (`rllib:path=RUN/policy.npz`).
+`policy.npz`, the learner exported as a ladder agent (`rllib:path=RUN/policy.npz`), and the
+learning curve (`learning_curve.png`, from eval.csv as for SB3 runs).
 
 Both seats are played by RLlib: the policy mapping gives a share `rllib.selfplay_fraction` of
 the episodes to the learner on both seats (self-play), the others to the learner on one seat
@@ -103,9 +104,19 @@ def start_ray(settings: RllibConfig, address: str | None) -> bool:
     if address is not None:
         check_reachable(address)
     ray.init(address=address, num_cpus=settings.num_cpus if address is None else None,
-             include_dashboard=False, log_to_driver=False, logging_level="ERROR",
-             runtime_env={"env_vars": {"PYTHONWARNINGS": "ignore"}} if address is None else None)
+             include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     return True
+
+
+def check_agents(config: ExperimentConfig) -> None:
+    """Every agent spec the run will build, built once here: a typo fails before Ray starts."""
+    from agents.registry import make_agent
+
+    for spec in [o.agent for o in config.opponents] + list(config.eval.opponents):
+        try:
+            make_agent(spec)
+        except ValueError as err:
+            raise RllibSetupError(f"agent {spec!r} in the config: {err}") from None
 
 
 # ---------------------------------------------------------------------------------------
@@ -306,6 +317,7 @@ def train_rllib(config: ExperimentConfig | None = None, *, resume: Path | None =
     if config is None or config.rllib is None:
         raise ValueError("train_rllib() needs a config with backend: rllib, or resume=RUN_DIR")
     settings = config.rllib
+    check_agents(config)
     target = resolve_address(address, settings)
     started = start_ray(settings, target)
     try:
@@ -331,6 +343,8 @@ def _train_loop(config: ExperimentConfig, run_dir: Path, resuming: bool, progres
     import torch
     from torch.utils.tensorboard import SummaryWriter
     from tqdm.auto import tqdm
+
+    from experiments.curves import plot_learning_curve
 
     torch.set_num_threads(config.torch_threads)
     algo = build_algo_config(config).build_algo()
@@ -374,6 +388,7 @@ def _train_loop(config: ExperimentConfig, run_dir: Path, resuming: bool, progres
                 next_checkpoint = (timesteps // config.checkpoint_every + 1) * config.checkpoint_every
                 save_checkpoint(algo, run_dir, {"timesteps": timesteps, "iteration": iteration})
         export_policy(algo.get_module(LEARNER), run_dir / POLICY_FILE, config, timesteps)
+        plot_learning_curve(run_dir)
         (run_dir / "final.json").write_text(json.dumps({"timesteps": timesteps, "iterations": iteration}, indent=2))
     finally:
         bar.close()

@@ -221,6 +221,7 @@ def test_more_env_runners_than_cpus_is_refused_before_starting_ray():
 
 @pytest.mark.parametrize("args, message", [
     (["--set", "rllib.env_runners=9"], "need 9 CPUs"),
+    (["--set", "opponents=[{agent: countr}]"], "agent 'countr' in the config: unknown agent"),
     (["--address", "127.0.0.1:9"], "cannot reach the Ray cluster"),
 ])
 def test_cli_bad_ray_settings_are_one_line_errors(tmp_path, args, message):
@@ -273,7 +274,7 @@ def test_smoke_run_trains_with_two_env_runners_and_never_sends_a_masked_action(s
     assert len(rows) == 2
     assert all(int(r["masked_actions_sent"]) == 0 for r in rows)
     assert sum(int(r["actions_sent"]) for r in rows) == int(rows[-1]["timesteps"]) >= 800
-    for name in ("config.yaml", "run.json", "eval.csv", POLICY_FILE, "final.json"):
+    for name in ("config.yaml", "run.json", "eval.csv", POLICY_FILE, "final.json", "learning_curve.png"):
         assert (run_dir / name).is_file(), name
     assert list((run_dir / "tb").glob("events.out.tfevents.*"))
     meta = json.loads((run_dir / "run.json").read_text())
