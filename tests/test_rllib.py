@@ -97,25 +97,35 @@ def test_opponent_actions_are_the_agents_choices_from_their_own_input():
 
 
 def test_R7_3_opponent_actions_ignore_the_other_players_hidden_cards():
-    """Perturbation: swap a card between the non-acting hand and the draw pile; the acting
-    player's observation and its fixed agents' choices must not change."""
-    env = TacocatMultiAgentEnv({"opponents": ["counter", "planner"]})
+    """Perturbation, at every step of random games: move one card between the non-acting
+    player's hand and the draw pile; the acting player's observation and the fixed agents'
+    choices for it must not change."""
+    env = TacocatMultiAgentEnv({"opponents": ["counter", "planner", "highcard"]})
     obs, _ = env.reset(seed=11)
-    game = env.aec.unwrapped.game
-    (agent, before), = obs.items()
-    other = 1 - env.possible_agents.index(agent)
-    hand, pile = game.hands[other], game.draw_pile
-    mine = env.possible_agents.index(agent)
-    swaps = [(v, w) for v in range(len(hand)) if hand[v] for w in set(pile) if w != v]
-    assert swaps
-    v, w = swaps[0]
-    hand[v] -= 1
-    hand[w] += 1
-    pile[pile.index(w)] = v
-    after = env._observe(agent)
-    np.testing.assert_array_equal(after["observations"], before["observations"])
-    np.testing.assert_array_equal(after["opponent_actions"], before["opponent_actions"])
-    assert mine != other
+    rng = np.random.default_rng(4)
+    perturbed = 0
+    for _ in range(300):
+        (agent, before), = obs.items()
+        game = env.aec.unwrapped.game
+        other = 1 - env.possible_agents.index(agent)
+        swaps = [(v, w) for v in range(len(game.hands[other])) if game.hands[other][v] for w in set(game.draw_pile)
+                 if w != v]
+        if swaps:
+            v, w = swaps[int(rng.integers(len(swaps)))]
+            twin = game.clone()
+            twin.hands[other][v] -= 1
+            twin.hands[other][w] += 1
+            twin.draw_pile[twin.draw_pile.index(w)] = v
+            env.aec.unwrapped.game = twin
+            after = env._observe(agent)
+            env.aec.unwrapped.game = game
+            np.testing.assert_array_equal(after["observations"], before["observations"])
+            np.testing.assert_array_equal(after["opponent_actions"], before["opponent_actions"])
+            perturbed += 1
+        obs, _, term, trunc, _ = env.step({agent: int(rng.choice(np.flatnonzero(before["action_mask"])))})
+        if term["__all__"] or trunc["__all__"]:
+            obs, _ = env.reset()
+    assert perturbed > 100
 
 
 def test_policy_mapping_selfplay_and_fixed_opponents():
