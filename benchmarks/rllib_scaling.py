@@ -1,9 +1,10 @@
 """RLlib scaling on one machine: env steps/s and training throughput with 1 and 2 env runners.
 
     nice -n 10 python benchmarks/rllib_scaling.py --runners 1 2 --batch 2000 --iterations 3
+    nice -n 10 python benchmarks/rllib_scaling.py --runners 1 2 --envs-per-runner 1 4   # + batched envs
 
-For each number of env runners (each one Ray actor with one CPU and one env), in one run and one
-local Ray runtime: the `rllib_selfplay.yaml` experiment (PPO, masked module; `--selfplay-fraction`
+For each number of env runners (each one Ray actor with one CPU and `--envs-per-runner` envs), in
+one run and one local Ray runtime: the `rllib_selfplay.yaml` experiment (PPO, masked module; `--selfplay-fraction`
 sets the share of self-play episodes) is built, then
   * sampling: every env runner samples `--batch` env steps with the current policy, in parallel;
     env steps/s = all steps / wall time of that call;
@@ -63,12 +64,13 @@ def leduc_steps_per_s(seconds: float) -> float:
     return steps / (time.perf_counter() - start)
 
 
-def measure(runners: int, batch: int, iterations: int, fraction: float) -> dict:
+def measure(runners: int, batch: int, iterations: int, fraction: float, envs: int) -> dict:
     from experiments.config import load_experiment
     from experiments.rllib_train import build_algo_config
 
     config = load_experiment(CONFIG, overrides=[f"rllib.env_runners={runners}", f"rllib.train_batch_size={batch}",
-                                                f"rllib.selfplay_fraction={fraction}"])
+                                                f"rllib.selfplay_fraction={fraction}",
+                                                f"rllib.envs_per_env_runner={envs}"])
     algo = build_algo_config(config).build_algo()
     try:
         group = algo.env_runner_group
@@ -83,7 +85,7 @@ def measure(runners: int, batch: int, iterations: int, fraction: float) -> dict:
         for _ in range(iterations):
             steps += int(algo.train()["env_runners"]["num_env_steps_sampled"])
         train_s = time.perf_counter() - start
-        return {"runners": runners, "sample_steps": sampled, "sample_per_s": sampled / sample_s,
+        return {"runners": runners, "envs": envs, "sample_steps": sampled, "sample_per_s": sampled / sample_s,
                 "train_steps": steps, "train_per_s": steps / train_s, "load_before": load_before,
                 "load_after": load1()}
     finally:
@@ -96,6 +98,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=2000, help="env steps per sample call and per iteration")
     parser.add_argument("--iterations", type=int, default=3)
     parser.add_argument("--selfplay-fraction", type=float, default=0.8)
+    parser.add_argument("--envs-per-runner", type=int, nargs="+", default=[1],
+                        help="envs per env runner (each value measured with each --runners)")
     parser.add_argument("--anchor-seconds", type=float, default=5.0)
     args = parser.parse_args()
 
@@ -116,17 +120,19 @@ def main() -> None:
     ray.init(num_cpus=max(args.runners), include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     rows = []
     try:
-        for runners in args.runners:
-            rows.append(measure(runners, args.batch, args.iterations, args.selfplay_fraction))
+        for envs in args.envs_per_runner:
+            for runners in args.runners:
+                rows.append(measure(runners, args.batch, args.iterations, args.selfplay_fraction, envs))
     finally:
         ray.shutdown()
     base = rows[0]
     print(f"\nRLlib PPO, rllib_selfplay.yaml (selfplay_fraction {args.selfplay_fraction}), batch {args.batch}, "
           f"{args.iterations} timed iterations")
-    print(f"| env runners | sampling env steps/s | speed-up | training env steps/s | speed-up | load avg (1 min) |")
-    print("|---|---|---|---|---|---|")
+    print("| env runners | envs per runner | sampling env steps/s | speed-up | training env steps/s | speed-up "
+          "| load avg (1 min) |")
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['runners']} | {r['sample_per_s']:,.0f} | {r['sample_per_s'] / base['sample_per_s']:.2f}x | "
+        print(f"| {r['runners']} | {r['envs']} | {r['sample_per_s']:,.0f} | {r['sample_per_s'] / base['sample_per_s']:.2f}x | "
               f"{r['train_per_s']:,.0f} | {r['train_per_s'] / base['train_per_s']:.2f}x | "
               f"{r['load_before']:.2f} -> {r['load_after']:.2f} |")
 
