@@ -14,16 +14,14 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-pytest.importorskip("ray.rllib", reason="the rllib extra is part of [dev]")
-
-from agents.base import AgentInput  # noqa: E402
-from agents.evaluation import match  # noqa: E402
-from agents.registry import make_agent  # noqa: E402
-from agents.rllib_agent import PolicyFileError, load_policy, policy_logits  # noqa: E402
-from experiments.cli import app  # noqa: E402
-from experiments.config import RllibConfig, load_experiment  # noqa: E402
-from experiments.rllib_env import MaskedActionError, TacocatMultiAgentEnv  # noqa: E402
-from experiments.rllib_train import (  # noqa: E402
+from agents.base import AgentInput
+from agents.evaluation import match
+from agents.registry import make_agent
+from agents.rllib_agent import PolicyFileError, load_policy, policy_logits
+from experiments.cli import app
+from experiments.config import RllibConfig, load_experiment
+from experiments.rllib_env import MaskedActionError, TacocatMultiAgentEnv
+from experiments.rllib_train import (
     LEARNER,
     POLICY_FILE,
     RllibSetupError,
