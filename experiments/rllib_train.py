@@ -169,6 +169,7 @@ def build_algo_config(config: ExperimentConfig) -> Any:
                                                    model_config={"column": column, "spec": spec})
     return (
         PPOConfig()
+        .api_stack(enable_rl_module_and_learner=True, enable_env_runner_and_connector_v2=True)  # RLModule, ConnectorV2
         .environment(TacocatMultiAgentEnv, env_config={"rules": dict(config.rules),
                                                        "opponents": [spec for spec, _ in opponents]},
                      disable_env_checking=True)  # the checker samples unmasked actions
