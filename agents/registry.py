@@ -46,6 +46,7 @@ def _load_builtin() -> None:
     # importing the modules registers their agents
     import agents.heuristic  # noqa: F401
     import agents.random_agent  # noqa: F401
+    import agents.rllib_agent  # noqa: F401 (numpy only)
     import agents.search  # noqa: F401
     try:
         import agents.trained  # noqa: F401

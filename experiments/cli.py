@@ -337,8 +337,11 @@ def train_command(
     resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the interrupted run in RUN_DIR."),
     evaluate: bool = typer.Option(False, "--evaluate", help="After training, evaluate against the whole ladder."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    address: Optional[str] = typer.Option(None, "--address", help="backend rllib: join the Ray cluster at HOST:PORT "
+                                          "(default: RAY_ADDRESS, else the config's, else a local Ray runtime)."),
 ) -> None:
-    """Train MaskablePPO from a YAML experiment config (file < --seed < --set)."""
+    """Train from a YAML experiment config (file < --seed < --set): MaskablePPO, or PPO on Ray RLlib
+    with `backend: rllib`."""
     from experiments.config import load_experiment
     from experiments.final_eval import evaluate_run, print_table
     from experiments.train import load_run_config, train
@@ -352,11 +355,23 @@ def train_command(
             param_hint="--resume",
         )
     experiment = None if resume else load_experiment(config, seed, overrides)
-    run_dir = train(experiment, resume=resume, progress=progress)
+    backend = experiment.backend if experiment is not None else load_run_config(resume).backend
+    if backend == "rllib":
+        from experiments.rllib_train import POLICY_FILE, RllibSetupError, train_rllib
+
+        try:
+            run_dir = train_rllib(experiment, resume=resume, address=address, progress=progress)
+        except RllibSetupError as err:
+            typer.echo(f"error: {err}", err=True)
+            raise typer.Exit(2) from None
+        learner = f"rllib:path={run_dir / POLICY_FILE}"
+    else:
+        run_dir = train(experiment, resume=resume, progress=progress)
+        learner = None
     typer.echo(f"run directory: {run_dir}")
     if evaluate:
         resolved = load_run_config(run_dir)
-        print_table(evaluate_run(run_dir, resolved, progress=progress), f"{resolved.name} vs the ladder")
+        print_table(evaluate_run(run_dir, resolved, progress=progress, learner=learner), f"{resolved.name} vs the ladder")
 
 
 if __name__ == "__main__":

@@ -99,6 +99,26 @@ class EvalConfig(_Strict):
         return specs
 
 
+class RllibConfig(_Strict):
+    """Ray RLlib backend (PPO on RLlib's current API stack): resources and batch sizes.
+
+    The PPO hyperparameters come from `algo` (same names as the SB3 backend); `n_steps`,
+    `n_envs` and `vec_env` do not apply. docs/SCALING.md explains what scales.
+    """
+
+    address: str | None = Field(default=None, description="Ray cluster to join (host:port or 'auto'); "
+                                "None starts a local Ray runtime. --address and RAY_ADDRESS override it")
+    num_cpus: int | None = Field(default=None, gt=0, description="CPUs of the local Ray runtime (default: all)")
+    env_runners: int = Field(default=2, ge=0, description="env runner actors (0: sample in the driver)")
+    envs_per_env_runner: int = Field(default=1, gt=0)
+    cpus_per_env_runner: float = Field(default=1.0, gt=0)
+    learners: int = Field(default=0, ge=0, description="learner actors (0: learn in the driver)")
+    gpus_per_learner: float = Field(default=0.0, ge=0)
+    train_batch_size: int = Field(default=4000, gt=0, description="env steps per training iteration")
+    selfplay_fraction: float = Field(default=1.0, ge=0, le=1, description="share of episodes in which the "
+                                     "learner plays both seats; the others are against `opponents`")
+
+
 class ExperimentConfig(_Strict):
     name: str = Field(pattern=NAME_PATTERN,
                       description="experiment name, used in the run directory (letters, digits, _ - .)")
@@ -116,6 +136,9 @@ class ExperimentConfig(_Strict):
     eval: EvalConfig = Field(default_factory=EvalConfig)
     checkpoint_every: int = Field(default=50_000, gt=0)
     run_root: str = "runs"
+    backend: Literal["sb3", "rllib"] = Field(default="sb3", description="sb3: MaskablePPO in one process; "
+                                              "rllib: PPO on Ray RLlib (needs the `rllib` section)")
+    rllib: RllibConfig | None = None
 
     @field_validator("rules")
     @classmethod
@@ -142,12 +165,25 @@ class ExperimentConfig(_Strict):
 
     @model_validator(mode="after")
     def _no_minibatch_of_one(self) -> ExperimentConfig:
+        if self.backend != "sb3":  # (RLlib's batches are rllib.train_batch_size, checked below)
+            return self
         rollout = self.algo.n_steps * self.n_envs
         if rollout % self.algo.batch_size == 1:
             raise ValueError(
                 f"algo.batch_size: a rollout of n_steps x n_envs = {rollout} steps leaves a last minibatch "
                 f"of one step with batch_size {self.algo.batch_size} (its normalised advantage is NaN)"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _backend_section(self) -> ExperimentConfig:
+        if self.backend == "rllib" and self.rllib is None:
+            raise ValueError("backend 'rllib' needs an `rllib` section (e.g. rllib: {env_runners: 2})")
+        if self.backend == "sb3" and self.rllib is not None:
+            raise ValueError("the `rllib` section only applies with backend: rllib")
+        if self.rllib is not None and self.algo.batch_size > self.rllib.train_batch_size:
+            raise ValueError(f"algo.batch_size ({self.algo.batch_size}) is the PPO minibatch and must not exceed "
+                             f"rllib.train_batch_size ({self.rllib.train_batch_size})")
         return self
 
     @property

@@ -13,14 +13,15 @@ from experiments.config import ExperimentConfig
 
 
 def evaluate_run(run_dir: Path, config: ExperimentConfig, model_name: str = "final_model.zip",
-                 progress: bool = True) -> list[dict[str, Any]]:
-    """Duplicate matches of the run's model against every `eval.final` opponent.
+                 progress: bool = True, learner: str | None = None) -> list[dict[str, Any]]:
+    """Duplicate matches of the run's model (or of the agent spec `learner`) against every
+    `eval.final` opponent.
 
     Writes final_eval.json and final_eval.md into the run directory and returns the rows.
     """
     from agents.evaluation import match
 
-    learner = f"ppo:path={Path(run_dir) / model_name},torch_threads=1"
+    learner = learner or f"ppo:path={Path(run_dir) / model_name},torch_threads=1"
     rows = []
     for opponent in config.eval.final:
         result = match(learner, opponent.agent, games=opponent.deal_pairs, seed=config.eval.seed + 1,

@@ -215,6 +215,9 @@ def train(
         (run_dir / "config.yaml").write_text(config.to_yaml())
         (run_dir / "run.json").write_text(json.dumps(run_metadata(config), indent=2))
 
+    if config.backend != "sb3":
+        raise ValueError(f"{config.name}: backend {config.backend!r} trains with experiments.rllib_train.train_rllib "
+                         "(`tacocat train` picks it)")
     seed_everything(config.seed, config.torch_threads)
     env = make_vec_env(config)
     checkpoint = latest_checkpoint(run_dir) if resume is not None else None
