@@ -267,6 +267,14 @@ class TacocatState(pyspiel.State):
     def rules(self) -> Ruleset:
         return self._box.rules
 
+    def pending_draw(self) -> tuple[int, int, bool] | None:
+        """At a chance node: (player, card value index, whether it is a round's deal) of the
+        count the node decides; None elsewhere."""
+        if self._draws is None:
+            return None
+        slot, _, _ = self._draws.current()
+        return self._draws.slots[slot][0], self._draws.value, self._draws.new_round
+
     def private_history(self, player: int) -> list[str]:
         """What `player` has seen, in order: the information state (see module docstring)."""
         return self._logs[player]
