@@ -326,9 +326,12 @@ def test_ismcts_agent_plays_legal_games():
     from agents.arena import play_game
     from agents.registry import make_agent
 
-    agent = make_agent("ismcts:simulations=8")
-    record = play_game([agent, make_agent("planner")], seed=5, config=TINY)
+    def game(seed: int):
+        return play_game([make_agent("ismcts:simulations=8"), make_agent("planner")], seed=seed, config=TINY)
+
+    record = game(5)
     assert record.length > 0 and record.truncated  # one-round preset: truncated after its round
+    assert game(5).actions == record.actions  # all its randomness comes from its generator
 
 
 def test_ismcts_agent_ignores_hidden_cards():
