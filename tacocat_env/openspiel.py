@@ -197,8 +197,8 @@ class _StagedShuffle(np.random.Generator):
         return np.asarray(order)
 
 
-#: the generator of engine states between round starts (never drawn from: every round
-#: start gets a `_StagedShuffle`)
+#: the generator of engine states between round starts. Only trial moves draw from it (their
+#: deals are thrown away); every real round start gets a `_StagedShuffle`.
 _UNUSED_RNG = np.random.default_rng(0)
 
 
