@@ -311,12 +311,18 @@ def test_exploitability_of_fixed_policies_is_computed_and_stable():
     assert 0.0 < first < uniform_cc
 
 
-def test_cfr_plus_approaches_equilibrium_on_tiny():
+def test_cfr_plus_approaches_equilibrium_on_tiny_and_the_game_is_fair():
+    """CFR+ converges; and the seats are symmetric (R1.6), so the game's value is 0 and an
+    epsilon-equilibrium's value lies within its NashConv of 0."""
     game = pyspiel.load_game(f"cached_tree(game={GAME_NAME}(preset=tiny))")
     solver = pyspiel.CFRPlusSolver(game)
     for _ in range(100):
         solver.evaluate_and_update_policy()
-    assert 0.0 <= pyspiel.nash_conv(game, solver.average_policy()) < 0.005
+    average = solver.average_policy()
+    nash_conv = pyspiel.nash_conv(game, average)
+    assert 0.0 <= nash_conv < 0.005
+    value = pyspiel.expected_returns(game.new_initial_state(), average, -1, True)
+    assert abs(value[0]) <= nash_conv and value[0] == pytest.approx(-value[1])
 
 
 # ---------------------------------------------------------------------------------------
