@@ -48,6 +48,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
+    info = stamp()  # the code that plays the matches: stamped before running
+    info["command"] = "python benchmarks/openspiel_ismcts.py " + " ".join(sys.argv[1:])
     rows, results = [], []
     for opponent in args.opponents.split(","):
         result = match(args.agent, opponent, games=args.games, seed=args.seed, workers=args.workers)
@@ -61,8 +63,6 @@ def main() -> None:
             f"{result.wall_s:.0f} s |"
         )
         print(rows[-1], flush=True)
-    info = stamp()
-    info["command"] = "python benchmarks/openspiel_ismcts.py " + " ".join(sys.argv[1:])
     text = "\n".join([
         "| agent | opponent | deal pairs | W-L-D | score | 95% Wilson (games) | 95% interval (deal pairs) | wall time |",
         "|---|---|---|---|---|---|---|---|",
