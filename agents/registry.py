@@ -52,6 +52,10 @@ def _load_builtin() -> None:
         import agents.trained  # noqa: F401
     except ImportError:  # training extras (torch, sb3) not installed
         pass
+    try:
+        import agents.openspiel_agents  # noqa: F401
+    except ImportError:  # open_spiel not installed
+        pass
 
 
 def list_agents() -> list[tuple[str, str]]:

@@ -1,0 +1,45 @@
+"""Named rule presets: small variants of the game for exact game-theoretic analysis.
+
+The default rules (R1) make a game tree far too large to enumerate. These presets shrink every
+dimension the rules let a config shrink (R1.1 deck, R1.2 board and deal sizes, R1.5 rounds)
+while keeping every rule of R2-R6: a shuffle, replacing (simultaneous on the centre, R4.1;
+arrow player first elsewhere, R4.2), duels, showdowns and the Tacocat's race over a board.
+
+========= ==================== ====== ========== ============ ==========================================
+name      deck (value: copies)  board  max_rounds round_reward what it is
+========= ==================== ====== ========== ============ ==========================================
+tiny      1:4 2:4               2 2 2  1          1            one round on the centre: simultaneous
+                                                               replacing (R4.1), the duel (R5.1), the
+                                                               showdown (R6.1); the CI preset
+small     1:2 2:2 3:2 4:2       2 2 2  1          1            the same round with four card values
+race      1:4 2:4               2 2 2  2          0            two rounds and the game result: a player
+                                                               wins by taking both (R6.3), a one-arrow
+                                                               second round (R4.2)
+========= ==================== ====== ========== ============ ==========================================
+
+A deal of 2 has no attacks: the duel leaves one card each (R5.2). A board of three spaces needs
+two decisive rounds won by the same player to reach a goal, so one-round presets pay the round
+result through ``round_reward`` (the engine's round shaping; every game is truncated after its
+round, R1.5, with no game result). `docs/OPENSPIEL.md` gives the size of each preset's game
+tree and how long exact exploitability takes on it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tacocat_env.config import RulesConfig, make_config
+
+PRESETS: dict[str, dict[str, Any]] = {
+    "default": {},
+    "tiny": {"deck": {1: 4, 2: 4}, "board": (2, 2, 2), "max_rounds": 1, "round_reward": 1.0},
+    "small": {"deck": {1: 2, 2: 2, 3: 2, 4: 2}, "board": (2, 2, 2), "max_rounds": 1, "round_reward": 1.0},
+    "race": {"deck": {1: 4, 2: 4}, "board": (2, 2, 2), "max_rounds": 2},
+}
+
+
+def preset_config(name: str, **overrides: Any) -> RulesConfig:
+    """The rules of preset `name` ("default" = the R1 defaults), with optional field overrides."""
+    if name not in PRESETS:
+        raise ValueError(f"unknown rules preset {name!r}; presets: {', '.join(PRESETS)}")
+    return make_config({**PRESETS[name], **overrides})
