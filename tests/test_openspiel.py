@@ -188,7 +188,7 @@ def _lockstep(config: RulesConfig, seed: int) -> int:
         if ref.is_over:
             break
         assert state.current_player() == ref.to_act
-        assert state.legal_actions() == legal_actions(ref)
+        assert state.legal_actions() == list(legal_actions(ref))
         for player in (0, 1):
             assert np.array_equal(state.observation_tensor(player), encode(ref, player))
         action = legal_actions(ref)[int(rng.integers(len(legal_actions(ref))))]
