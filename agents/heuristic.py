@@ -13,7 +13,6 @@ from __future__ import annotations
 
 
 from agents.base import Agent, AgentInput
-from agents.registry import register
 from tacocat_env.engine import Phase
 from tacocat_env.ruleset import Ruleset
 from tacocat_env.view import PlayerView, opponent_bounds
@@ -124,14 +123,16 @@ class HeuristicAgent(Agent):
         return smallest_defence(view.rules, hand, view.attack[len(view.answers)])
 
 
-@register("highcard")
 class HighCardAgent(HeuristicAgent):
     """Weak rung: never replaces, duels and attacks with its highest single card, defends with the smallest card that holds."""
 
+    name = "highcard"
 
-@register("planner")
+
 class PlannerAgent(HeuristicAgent):
     """Hand planner: keeps a low keeper and high cards, replaces the middle, unloads wide attacks, never wastes the keeper."""
+
+    name = "planner"
 
     def __init__(self, keep_from: int = 7) -> None:
         super().__init__()
@@ -149,9 +150,10 @@ class PlannerAgent(HeuristicAgent):
         return keeper_safe_answer(view.rules, hand, view.attack[len(view.answers)])
 
 
-@register("counter")
 class CardCounterAgent(PlannerAgent):
     """Card counter: duels cheap, and weighs wide attacks by how often the opponent's possible hands (sampled from unseen cards) must sacrifice."""
+
+    name = "counter"
 
     def __init__(self, keep_from: int = 7, samples: int = 16) -> None:
         super().__init__(keep_from)

@@ -24,7 +24,7 @@ import pyspiel
 from open_spiel.python.algorithms import ismcts, mcts
 
 from agents.base import Agent, AgentInput
-from agents.registry import make_agent, register
+from agents.registry import make_agent
 from tacocat_env.openspiel import TacocatState, load_game
 from tacocat_env.view import PlayerView, player_view, sample_state
 
@@ -52,9 +52,10 @@ class RoundRolloutEvaluator(mcts.RandomRolloutEvaluator):
         return total / self.n_rollouts
 
 
-@register("ismcts")
 class ISMCTSAgent(Agent):
     """OpenSpiel's information-set MCTS (outside agent): searches determinizations it builds from its own view only."""
+
+    name = "ismcts"
 
     def __init__(self, simulations: int = 100, uct_c: float = 2.0, rollouts: int = 1,
                  evaluator: str = "round") -> None:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from agents.base import Agent, AgentInput
-from agents.registry import register
 
 
-@register("random")
 class RandomAgent(Agent):
     """Uniformly random legal action."""
+
+    name = "random"
 
     def act(self, inp: AgentInput) -> int:
         legal = inp.legal_actions

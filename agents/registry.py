@@ -9,6 +9,7 @@ hold a comma or an `=`. Parameters of type `str` take the text as written.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import re
 import typing
@@ -29,11 +30,26 @@ class AgentSpecError(ValueError):
     """An agent spec that names no agent, or gives it parameters it does not take."""
 
 
+#: the built-in agents, name -> "module:Class", imported on first use: the agent modules do not
+#: import this one, so registry and agents form no import cycle. An agent whose extra is not
+#: installed (ppo: torch; ismcts: open_spiel) is left out.
+BUILTIN_AGENTS = {
+    "random": "agents.random_agent:RandomAgent",
+    "highcard": "agents.heuristic:HighCardAgent",
+    "planner": "agents.heuristic:PlannerAgent",
+    "counter": "agents.heuristic:CardCounterAgent",
+    "search": "agents.search:SearchAgent",
+    "ppo": "agents.trained:PPOAgent",
+    "rllib": "agents.rllib_agent:RllibPolicyAgent",
+    "ismcts": "agents.openspiel_agents:ISMCTSAgent",
+}
+
+
 def register(name: str) -> Callable[[A], A]:
-    """Class decorator: make an agent class available to `make_agent` under `name`."""
+    """Class decorator: make an agent class of your own available to `make_agent` under `name`."""
 
     def wrap(cls: A) -> A:
-        if name in _REGISTRY:
+        if name in _REGISTRY or name in BUILTIN_AGENTS:
             raise ValueError(f"agent name {name!r} is already registered")
         cls.name = name
         _REGISTRY[name] = cls
@@ -43,19 +59,16 @@ def register(name: str) -> Callable[[A], A]:
 
 
 def _load_builtin() -> None:
-    # importing the modules registers their agents
-    import agents.heuristic  # noqa: F401
-    import agents.random_agent  # noqa: F401
-    import agents.rllib_agent  # noqa: F401 (numpy only)
-    import agents.search  # noqa: F401
-    try:
-        import agents.trained  # noqa: F401
-    except ImportError:  # training extras (torch, sb3) not installed
-        pass
-    try:
-        import agents.openspiel_agents  # noqa: F401
-    except ImportError:  # open_spiel not installed
-        pass
+    for name, target in BUILTIN_AGENTS.items():
+        if name in _REGISTRY:
+            continue
+        module, _, attribute = target.partition(":")
+        try:
+            cls = getattr(importlib.import_module(module), attribute)
+        except ImportError:  # an optional extra is not installed
+            continue
+        assert cls.name == name, f"{target}.name is {cls.name!r}, registered as {name!r}"
+        _REGISTRY[name] = cls
 
 
 def list_agents() -> list[tuple[str, str]]:

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent, AgentInput
-from agents.registry import register
 
 FORMAT = "tacocat-mlp-v1"
 _ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
@@ -63,9 +62,10 @@ def policy_logits(layers: list[tuple[np.ndarray, np.ndarray]], activation: str, 
     return h
 
 
-@register("rllib")
 class RllibPolicyAgent(Agent):
     """A policy trained with Ray RLlib (path=policy.npz), greedy by default (deterministic=False samples)."""
+
+    name = "rllib"
 
     def __init__(self, path: str = "", deterministic: bool = True) -> None:
         super().__init__()

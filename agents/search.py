@@ -29,7 +29,6 @@ from agents.heuristic import (
     middle_cards_to_replace,
     widest_attack,
 )
-from agents.registry import register
 from tacocat_env.engine import GameState, Phase, apply_action, legal_actions
 from tacocat_env.view import sample_state
 
@@ -65,9 +64,10 @@ def play_out_round(state: GameState, player: int, round_index: int) -> float:
     return 0.0 if winner is None else (1.0 if winner == player else -1.0)
 
 
-@register("search")
 class SearchAgent(Agent):
     """Determinized Monte Carlo search (PIMC): samples hidden cards consistent with the public history and rolls each move out to the end of the round."""
+
+    name = "search"
 
     def __init__(self, simulations: int = 96, search_replace: bool = False,
                  assume_forced_sacrifice: bool = True) -> None:

@@ -24,7 +24,6 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from agents.base import Agent, AgentInput
-from agents.registry import register
 
 META_NAME = "tacocat.json"
 WEIGHTS_NAME = "policy.pth"
@@ -183,9 +182,10 @@ def load_policy(path: str | Path, expected_hash: str | None = None, expected_obs
     return policy
 
 
-@register("ppo")
 class PPOAgent(Agent):
     """A trained MaskablePPO policy (path=model.zip), greedy by default (deterministic=False samples)."""
+
+    name = "ppo"
 
     internal_params = frozenset({"model"})
 

@@ -7,6 +7,8 @@ stays light.
 
 from __future__ import annotations
 
+import sys
+import types
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +41,19 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """`tacocat_env.env` is the function, as it was with eager imports: importing the submodule
+    `tacocat_env.env` (which sets the package attribute to the module) keeps the function."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "env" and isinstance(value, types.ModuleType):
+            value = value.env
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports

@@ -25,3 +25,10 @@ def test_every_public_name_resolves():
     for name in tacocat_env.__all__:
         assert getattr(tacocat_env, name) is not None
     assert set(tacocat_env.__all__) <= set(dir(tacocat_env))
+
+
+def test_env_stays_the_function_after_its_module_is_imported():
+    code = ("from tacocat_env.env import raw_env; import tacocat_env; "
+            "e = tacocat_env.env(); e.reset(seed=0); print(type(e).__name__, callable(tacocat_env.raw_env))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["ForwardingOrderEnforcingWrapper", "True"]
