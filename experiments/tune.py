@@ -178,6 +178,9 @@ def run_study(setup: TuneSetup, trials: int, workers: int = 1, progress: bool = 
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = open_study(setup)
+    if setup.tune.enqueue_base and not study.trials:
+        base = {k: v for k, v in setup.base_values().items() if v is not None}
+        study.enqueue_trial(base, user_attrs={"base_values": True})
     if workers == 1:
         run_worker(setup, trials, progress=progress)
     else:

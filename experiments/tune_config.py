@@ -132,6 +132,7 @@ class TuneConfig(_Strict):
     objective: ObjectiveConfig = Field(default_factory=ObjectiveConfig)
     sampler: SamplerConfig = Field(default_factory=SamplerConfig)
     pruner: PrunerConfig = Field(default_factory=lambda: MedianPrunerConfig(kind="median"))
+    enqueue_base: bool = Field(default=True, description="the first trial tries the base experiment's own values")
     storage: str | None = Field(default=None, description="SQLAlchemy URL (default: SQLite file in study_dir)")
     study_dir: str | None = Field(default=None, description="default runs/tune/<study>")
     heartbeat: HeartbeatConfig = Field(default_factory=HeartbeatConfig)
@@ -169,6 +170,21 @@ class TuneSetup:
             return ExperimentConfig(**data)
         except ValidationError as err:
             raise ValueError(_one_line(err)) from None
+
+    def base_values(self) -> dict[str, Any]:
+        """The base experiment's values of the search-space fields, as Optuna parameters (None
+        where the base value lies outside the search space)."""
+        data = ExperimentConfig(**self.base).model_dump(mode="json")
+        out: dict[str, Any] = {}
+        for key, spec in self.tune.search_space.items():
+            value: Any = data
+            for part in key.split("."):
+                value = value.get(part) if isinstance(value, dict) else None
+            if isinstance(spec, CategoricalParam):
+                out[key] = spec.encoded[spec.choices.index(value)] if value in spec.choices else None
+            else:
+                out[key] = value if value is not None and spec.low <= value <= spec.high else None
+        return out
 
     def check(self) -> None:
         """Try every range end and every choice of the search space against the experiment
