@@ -19,6 +19,7 @@ from optuna.trial import TrialState
 from typer.testing import CliRunner
 
 from experiments.cli import app
+from experiments.compare import compare_runs
 from experiments.config import load_experiment
 from experiments.tune import make_pruner, open_study, run_study
 from experiments.tune_config import HyperbandPrunerConfig, MedianPrunerConfig, load_tune
@@ -123,6 +124,14 @@ def test_two_trial_study_writes_run_dirs_report_and_a_trainable_best_config(tmp_
         assert (out / name).read_bytes()[:4] == b"\x89PNG"
     summary = (out / "summary.md").read_text()
     assert "2 complete" in summary and f"trial {study.best_trial.number}" in summary
+
+    # the paired comparison of two trials reproduces their objectives (same deals: seed eval.seed + 1)
+    runs = [Path(t.user_attrs["run_dir"]) for t in study.trials]
+    compared = compare_runs(runs[0], runs[1], "random", deal_pairs=3, seed=12345 + 1, progress=False)
+    assert [compared[k]["win_rate"] for k in "ab"] == pytest.approx([t.value for t in study.trials])
+    assert compared["difference_a_minus_b"] == pytest.approx(study.trials[0].value - study.trials[1].value)
+    itself = compare_runs(runs[0], runs[0], "random", deal_pairs=3, seed=7, progress=False)
+    assert itself["paired95"] == [0.0, 0.0] and itself["verdict"] == "no clear difference"
 
     first_params = [t.params for t in study.trials]
     again = run_study(setup, trials=2, progress=False)  # the study is already complete: resumes to nothing
