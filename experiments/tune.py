@@ -38,6 +38,7 @@ import yaml
 from optuna.storages import RDBStorage, RetryHeartbeatStaleTrialCallback, fail_stale_trials
 from optuna.trial import TrialState
 
+from experiments.config import ExperimentConfig
 from experiments.tune_config import CategoricalParam, FloatParam, IntParam, PrunerConfig, TuneSetup
 
 FINISHED = (TrialState.COMPLETE, TrialState.PRUNED)
@@ -123,14 +124,16 @@ class Objective:
     def __init__(self, setup: TuneSetup) -> None:
         self.setup = setup
 
-    def trial_config(self, number: int, params: dict[str, Any]):
+    def trial_config(self, number: int, params: dict[str, Any]) -> ExperimentConfig:
+        """The trial's experiment: named after the trial, in the study's trials/ folder, its
+        final evaluation = the objective's matches."""
         tune = self.setup.tune
         config = self.setup.experiment(params)
         final = [{"agent": agent, "deal_pairs": tune.objective.deal_pairs} for agent in config.eval.opponents]
         data = config.model_dump(mode="json")
         data.update(name=f"{config.name}_trial{number:04d}", run_root=str(tune.directory / "trials"))
         data["eval"].update(final=final, workers=tune.objective.workers)
-        return type(config)(**data)
+        return ExperimentConfig(**data)
 
     def __call__(self, trial: optuna.Trial) -> float:
         from experiments.final_eval import evaluate_run
@@ -164,6 +167,7 @@ def finished_trials(study: optuna.Study) -> int:
 
 def run_worker(setup: TuneSetup, trials: int, worker: int = 0, progress: bool = False) -> None:
     """One worker: run trials until the study has `trials` finished ones."""
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = open_study(setup, worker)
     remaining = trials - finished_trials(study)
     if remaining <= 0:
@@ -201,7 +205,7 @@ def best_config_yaml(study: optuna.Study, setup: TuneSetup) -> str:
     """The base experiment at its own budget with the best trial's parameters."""
     best = study.best_trial
     config = setup.experiment(decoded_params(setup, best.params), trial_budget=False)
-    config = type(config)(**{**config.model_dump(mode="json"), "name": f"{config.name}_tuned"})
+    config = ExperimentConfig(**{**config.model_dump(mode="json"), "name": f"{config.name}_tuned"})
     header = (f"# Tuned by `tacocat tune` ({setup.source}): study {setup.tune.study!r}, best of "
               f"{finished_trials(study)} finished trials = trial {best.number}\n"
               f"# (objective {best.value:.4f} at the trial budget: {json.dumps(setup.tune.trial)}).\n"
@@ -281,7 +285,10 @@ def summary_markdown(study: optuna.Study, setup: TuneSetup, notes: list[str]) ->
     if complete:
         best = study.best_trial
         lines += [f"Best: trial {best.number}, objective {best.value:.4f}; its config at the base "
-                  f"experiment's budget: `best_config.yaml`.", "",
+                  f"experiment's budget: `best_config.yaml`."]
+        lines += [f"The base experiment's own values (trial {t.number}): objective {t.value:.4f}."
+                  for t in complete if t.user_attrs.get("base_values")]
+        lines += ["",
                   "![optimization history](optimization_history.png)", ""]
         if not notes:
             lines += ["![parameter importances](param_importances.png)", ""]
@@ -294,7 +301,8 @@ def summary_markdown(study: optuna.Study, setup: TuneSetup, notes: list[str]) ->
         value = f"{t.value:.4f}" if t.value is not None else ""
         last = str(t.last_step) if t.last_step is not None else ""
         cells = [_fmt(params.get(k, "")) for k in keys]
-        lines.append(f"| {t.number} | {t.state.name} | {value} | {last} | " + " | ".join(cells)
+        base = " (base values)" if t.user_attrs.get("base_values") else ""
+        lines.append(f"| {t.number}{base} | {t.state.name} | {value} | {last} | " + " | ".join(cells)
                      + f" | {t.user_attrs.get('run_dir', '')} |")
     return "\n".join(lines) + "\n"
 

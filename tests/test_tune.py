@@ -159,6 +159,20 @@ def test_a_trial_below_the_median_is_pruned_and_stops_training(tmp_path):
     assert "1 pruned" in (tmp_path / "study" / "summary.md").read_text()
 
 
+def test_the_first_trial_tries_the_base_values_and_the_summary_says_so(tmp_path):
+    setup = load_tune(write_tune(tmp_path))
+    base = load_experiment(SMOKE)
+    assert setup.base_values() == {"algo.learning_rate": base.algo.learning_rate,
+                                   "algo.n_epochs": base.algo.n_epochs, "algo.net_arch": "[32, 32]"}
+    narrow = load_tune(write_tune(tmp_path, "narrow.yaml",
+                                  search_space={"algo.n_epochs": {"type": "int", "low": 3, "high": 4}}))
+    assert narrow.base_values() == {"algo.n_epochs": None}  # smoke's 2 lies outside: not enqueued
+    study = run_study(setup, trials=1, progress=False)
+    assert study.trials[0].params == setup.base_values()
+    assert "(trial 0)" in (tmp_path / "study" / "summary.md").read_text()
+
+
+@pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")  # retried_trial_number
 def test_a_trial_of_a_killed_worker_is_marked_failed_and_the_study_resumes(tmp_path):
     heartbeat = {"interval": 1, "grace_period": 2, "max_retry": 1}
     long_trial = {**TINY_TRIAL, "total_timesteps": 10_000_000}
