@@ -294,7 +294,9 @@ def summary_markdown(study: optuna.Study, setup: TuneSetup, notes: list[str]) ->
             lines += ["![parameter importances](param_importances.png)", ""]
     lines += notes + ([""] if notes else [])
     keys = list(tune.search_space)
-    lines += ["| trial | state | objective | last step | " + " | ".join(keys) + " | run directory |",
+    lines += ["Value: the objective of a complete trial; of a pruned one, its last training-time evaluation "
+              "(at `last step` timesteps, on fewer deal pairs).", "",
+              "| trial | state | value | last step | " + " | ".join(keys) + " | run directory |",
               "|" + "---|" * (len(keys) + 5)]
     for t in trials:
         params = decoded_params(setup, t.params)
