@@ -277,7 +277,8 @@ def summary_markdown(study: optuna.Study, setup: TuneSetup, notes: list[str]) ->
         f"- sampler: TPE (seed {tune.sampler.seed}, {tune.sampler.n_startup_trials} random start-up trials); "
         f"pruner: {tune.pruner.kind}",
         f"- trials: " + ", ".join(f"{n} {s.lower()}" for s, n in sorted(counts.items())),
-        f"- commit {meta['git_commit']}, ruleset {meta['ruleset_hash']}, optuna {optuna.__version__}, "
+        f"- report written at commit {meta['git_commit']} (each trial's run.json has its own), "
+        f"ruleset {meta['ruleset_hash']}, optuna {optuna.__version__}, "
         f"torch {meta['versions']['torch']}, sb3-contrib {meta['versions']['sb3_contrib']}",
         "",
     ]
