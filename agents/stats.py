@@ -242,3 +242,24 @@ def bradley_terry_ratings(
         names=list(names), ratings=point, low=low, high=high, confidence=confidence, n_boot=n_boot,
         boot_seed=boot_seed, prior_sd=prior_sd, anchor=anchor, samples=samples,
     )
+
+
+# ---------------------------------------------------------------------------------------
+# paired comparison
+# ---------------------------------------------------------------------------------------
+def paired_difference_interval(
+    a: Sequence[float], b: Sequence[float], confidence: float = 0.95
+) -> tuple[float, float, float]:
+    """Mean of `a - b` over paired units and its normal-approximation interval.
+
+    For two agents scored on the same deal pairs against the same opponent (common random
+    numbers): `a[k]`, `b[k]` are their win rates on deal pair k. The interval uses the sample
+    standard deviation of the differences (a t-interval's large-sample form: meant for
+    hundreds of pairs or more). Returns (mean, low, high).
+    """
+    x = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    if np.shape(a) != np.shape(b) or x.ndim != 1 or x.size < 2:
+        raise ValueError(f"need two equal-length sequences of at least 2 paired values, got {np.shape(a)}, {np.shape(b)}")
+    mean = float(x.mean())
+    half = z_value(confidence) * float(x.std(ddof=1)) / math.sqrt(x.size)
+    return mean, mean - half, mean + half

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,10 @@ from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from experiments.config import ExperimentConfig
 
 EVAL_FIELDS = ["timesteps", "opponent", "win_rate", "ci_low", "ci_high", "deal_pairs"]
+
+#: called after each evaluation with (timesteps, mean win rate over `eval.opponents`);
+#: returning False stops training there (`tacocat tune` prunes trials with it)
+EvaluationListener = Callable[[int, float], bool]
 
 
 class _Every:
@@ -89,9 +94,11 @@ class RunCheckpointCallback(BaseCallback):
 class EvaluationCallback(BaseCallback):
     """Duplicate-format matches of the current policy against each ladder rung."""
 
-    def __init__(self, config: ExperimentConfig, run_dir: Path, start: int, latest: dict[str, float]) -> None:
+    def __init__(self, config: ExperimentConfig, run_dir: Path, start: int, latest: dict[str, float],
+                 listener: EvaluationListener | None = None) -> None:
         super().__init__()
         self.config, self.run_dir = config, run_dir
+        self.listener = listener
         self.timer = _Every(config.eval.every, start)
         self.latest = latest
         self.best_score = -np.inf
@@ -101,7 +108,7 @@ class EvaluationCallback(BaseCallback):
 
     def _on_step(self) -> bool:
         if self.timer.due(self.num_timesteps):
-            self.evaluate()
+            return self.evaluate()
         return True
 
     def _on_training_end(self) -> None:
@@ -109,7 +116,8 @@ class EvaluationCallback(BaseCallback):
         if self.num_timesteps - self.last_evaluated >= rollout:  # not evaluated in the last rollout
             self.evaluate()
 
-    def evaluate(self) -> None:
+    def evaluate(self) -> bool:
+        """Evaluate, log, keep the best model; False when the listener asks to stop training."""
         from agents.evaluation import match
         from agents.trained import PPOAgent
         from experiments.train import save_model
@@ -136,6 +144,7 @@ class EvaluationCallback(BaseCallback):
         if score > self.best_score:
             self.best_score = score
             save_model(self.model, self.run_dir / "best_model.zip", self.config)
+        return self.listener is None or self.listener(steps, score)
 
 
 class SelfPlayCallback(BaseCallback):
@@ -206,13 +215,14 @@ class ProgressCallback(BaseCallback):
         self.bar.close()
 
 
-def build_callbacks(config: ExperimentConfig, run_dir: Path, resumed_at: int | None, progress: bool) -> CallbackList:
+def build_callbacks(config: ExperimentConfig, run_dir: Path, resumed_at: int | None, progress: bool,
+                    listener: EvaluationListener | None = None) -> CallbackList:
     start = resumed_at or 0
     latest: dict[str, float] = {}
     saved: dict[str, Any] = {}
     if resumed_at is not None:
         saved = json.loads((run_dir / "checkpoints" / f"ckpt_{resumed_at}.json").read_text())
-    evaluator = EvaluationCallback(config, run_dir, start, latest)
+    evaluator = EvaluationCallback(config, run_dir, start, latest, listener)
     evaluator.best_score = saved.get("best_score", -np.inf)
     evaluator.last_evaluated = saved.get("last_evaluated", start)
     selfplay = SelfPlayCallback(config, run_dir, start, saved.get("snapshots", [])) if config.selfplay else None

@@ -6,6 +6,7 @@
     tacocat play --opponent planner --seat 1 --seed 7
     tacocat replay g.jsonl --game 3 --gif game3.gif
     tacocat train --config experiments/configs/ppo_vs_heuristics.yaml --seed 1 --set algo.learning_rate=1e-3
+    tacocat tune --config experiments/configs/tune_ppo.yaml --trials 20 --workers 2
 
 Also runnable as `python -m experiments.cli`. Matches and tournaments use the duplicate
 format: `--games N` is the number of deal pairs (2N games, seats swapped on each deal).
@@ -372,6 +373,36 @@ def train_command(
     if evaluate:
         resolved = load_run_config(run_dir)
         print_table(evaluate_run(run_dir, resolved, progress=progress, learner=learner), f"{resolved.name} vs the ladder")
+
+
+@app.command("tune")
+def tune_command(
+    config: Path = typer.Option(..., "--config", help="Tune YAML: base experiment, trial budget, search space."),
+    trials: int = typer.Option(..., "--trials", min=1, help="Finished trials the study should reach (resumes)."),
+    storage: Optional[str] = typer.Option(None, "--storage", help="SQLAlchemy URL (default: SQLite in the study dir)."),
+    study: Optional[str] = typer.Option(None, "--study", help="Study name (default: the tune file's)."),
+    workers: int = typer.Option(1, "--workers", min=1, help="Worker processes sharing the study's storage."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+) -> None:
+    """Tune hyperparameters with Optuna (TPE, pruning); resumable; writes best_config.yaml."""
+    try:
+        from experiments.tune import open_study, run_study
+        from experiments.tune_config import load_tune
+    except ImportError as err:
+        typer.echo(f"error: tacocat tune needs the 'tune' extra (pip install -e '.[tune]'): {err}", err=True)
+        raise typer.Exit(2) from None
+    try:
+        setup = load_tune(config, study=study, storage=storage)
+        open_study(setup)
+    except (ValueError, OSError) as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
+    result = run_study(setup, trials, workers=workers, progress=progress)
+    directory = setup.tune.directory
+    typer.echo(f"study {setup.tune.study!r}: {len(result.trials)} trials; summary: {directory / 'summary.md'}")
+    if (directory / "best_config.yaml").exists():
+        typer.echo(f"best trial {result.best_trial.number} ({result.best_value:.4f}); "
+                   f"train it with: tacocat train --config {directory / 'best_config.yaml'}")
 
 
 if __name__ == "__main__":

@@ -226,16 +226,22 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
     out = yaml.safe_load(yaml.safe_dump(data))  # deep copy of plain data
     for item in overrides:
         path, value = parse_override(item)
-        node = out
-        for part in path[:-1]:
-            child = node.get(part)
-            if child is None:
-                child = node[part] = {}
-            if not isinstance(child, dict):
-                raise ValueError(f"override {item!r}: {part!r} is not a section")
-            node = child
-        node[path[-1]] = value
+        set_field(out, path, value, f"override {item!r}")
     return out
+
+
+def set_field(data: dict[str, Any], path: list[str], value: Any, what: str) -> None:
+    """Set the field at a dotted `path` of plain config data in place (sections are created);
+    `what` names the setting in the error when a part of the path is not a section."""
+    node = data
+    for part in path[:-1]:
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        if not isinstance(child, dict):
+            raise ValueError(f"{what}: {part!r} is not a section")
+        node = child
+    node[path[-1]] = value
 
 
 def load_experiment(path: str | Path, seed: int | None = None, overrides: list[str] | None = None) -> ExperimentConfig:

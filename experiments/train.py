@@ -20,13 +20,16 @@ import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import yaml
 
 from experiments.config import ExperimentConfig, load_experiment, one_line
 from experiments.gym_env import make_env_fn
+
+if TYPE_CHECKING:
+    from experiments.callbacks import EvaluationListener
 
 CHECKPOINTS = "checkpoints"
 
@@ -195,8 +198,13 @@ def train(
     *,
     resume: Path | None = None,
     progress: bool = True,
+    listener: EvaluationListener | None = None,
 ) -> Path:
-    """Train (or resume) a run and return its directory."""
+    """Train (or resume) a run and return its directory.
+
+    `listener` hears every training-time evaluation and may stop training early (the run
+    directory is still complete: final model, curve).
+    """
     from experiments.callbacks import build_callbacks
     from experiments.curves import plot_learning_curve
 
@@ -230,7 +238,7 @@ def train(
     start = int(model.num_timesteps)
     configure_logger(model, run_dir, start if checkpoint is not None else None)
     callbacks = build_callbacks(config, run_dir, resumed_at=start if checkpoint is not None else None,
-                                progress=progress)
+                                progress=progress, listener=listener)
     started = time.perf_counter()
     model.learn(total_timesteps=config.total_timesteps - start, callback=callbacks,
                 reset_num_timesteps=checkpoint is None)

@@ -13,6 +13,7 @@ from agents.stats import (
     bradley_terry_ratings,
     elo_to_prob,
     fit_bradley_terry,
+    paired_difference_interval,
     wilson_interval,
     z_value,
 )
@@ -136,3 +137,21 @@ def test_bootstrap_intervals():
     anchored = bradley_terry_ratings(names, pairs, n_boot=20, anchor="weak")
     assert anchored.ratings[2] == 0.0
     assert anchored.to_dict()["ratings"]["weak"]["rating"] == 0.0
+
+
+def test_paired_difference_interval_matches_the_normal_formula_and_pairs_matter():
+    rng = np.random.default_rng(5)
+    luck = rng.integers(0, 3, size=2000) / 2.0  # the deal's luck, shared by both agents
+    a = np.clip(luck + (rng.random(2000) < 0.10) * 0.5, 0, 1)
+    b = luck
+    mean, low, high = paired_difference_interval(a, b)
+    d = a - b
+    half = 1.959964 * d.std(ddof=1) / math.sqrt(d.size)
+    assert mean == pytest.approx(d.mean()) and (low, high) == pytest.approx((d.mean() - half, d.mean() + half))
+    assert low > 0  # the shared luck cancels: a small real edge is detected
+    # unpaired, the same edge drowns in the luck: Wilson intervals of the two rates overlap
+    assert wilson_interval(a.sum(), a.size)[0] < wilson_interval(b.sum(), b.size)[1]
+    same = paired_difference_interval(b, b)
+    assert same == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError):
+        paired_difference_interval([1.0, 0.0], [1.0])

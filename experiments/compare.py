@@ -1,0 +1,94 @@
+"""Compare two trained runs against one opponent in the duplicate format, paired by deal.
+
+    python -m experiments.compare RUN_A RUN_B --opponent counter --deal-pairs 1000 --seed 2 \\
+        --workers 2 --out results/compare
+
+Both runs' final models play the same deal pairs against the same opponent (one match seed:
+the same cards and the same opponent randomness on deal k), so the difference of their win
+rates gets a paired interval over deal pairs (`agents.stats.paired_difference_interval`),
+much tighter than two separate Wilson intervals. Writes compare.json and compare.md to --out,
+stamped with the commit, versions and ruleset hash.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from experiments.config import ExperimentConfig
+
+
+def compare_runs(run_a: Path, run_b: Path, opponent: str, deal_pairs: int, seed: int, workers: int = 1,
+                 progress: bool = True) -> dict[str, Any]:
+    """Win rates of both runs' final models against `opponent` and their paired difference."""
+    from agents.evaluation import match
+    from agents.stats import paired_difference_interval
+    from experiments.train import run_metadata
+
+    configs = [ExperimentConfig(**yaml.safe_load((Path(r) / "config.yaml").read_text())) for r in (run_a, run_b)]
+    if configs[0].rules_config.ruleset_hash() != configs[1].rules_config.ruleset_hash():
+        raise ValueError(f"{run_a} and {run_b} were trained under different rules")
+    rules = configs[0].rules_config
+    results, per_pair = [], []
+    for run in (run_a, run_b):
+        learner = f"ppo:path={Path(run) / 'final_model.zip'},torch_threads=1"
+        result = match(learner, opponent, games=deal_pairs, seed=seed, workers=workers, config=rules,
+                       progress=progress)
+        results.append({"run": str(run), "win_rate": result.win_rate_a, "wilson95": [result.ci_low, result.ci_high]})
+        per_pair.append([(s0 + s1) / 2.0 for s0, s1 in result.deal_scores])
+    mean, low, high = paired_difference_interval(per_pair[0], per_pair[1])
+    meta = run_metadata(configs[0])
+    return {
+        "opponent": opponent, "deal_pairs": deal_pairs, "seed": seed, "a": results[0], "b": results[1],
+        "difference_a_minus_b": mean, "paired95": [low, high],
+        "verdict": "A better" if low > 0 else ("B better" if high < 0 else "no clear difference"),
+        "interval": "normal approximation over deal pairs of the per-pair win-rate difference",
+        "git_commit": meta["git_commit"], "ruleset_hash": meta["ruleset_hash"], "versions": meta["versions"],
+    }
+
+
+def markdown(result: dict[str, Any]) -> str:
+    a, b = result["a"], result["b"]
+    low, high = result["paired95"]
+    return "\n".join([
+        f"| run | win rate vs {result['opponent']} | 95% Wilson |", "|---|---|---|",
+        *(f"| {r['run']} | {r['win_rate']:.4f} | [{r['wilson95'][0]:.4f}, {r['wilson95'][1]:.4f}] |" for r in (a, b)),
+        "",
+        f"A - B = {result['difference_a_minus_b']:+.4f}, paired 95% interval [{low:+.4f}, {high:+.4f}] over "
+        f"{result['deal_pairs']} deal pairs (seed {result['seed']}): {result['verdict']}.",
+        f"Commit {result['git_commit']}, ruleset {result['ruleset_hash']}.",
+    ]) + "\n"
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(prog="python -m experiments.compare", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("run_a", type=Path)
+    parser.add_argument("run_b", type=Path)
+    parser.add_argument("--opponent", default="counter")
+    parser.add_argument("--deal-pairs", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=None, help="folder for compare.json and compare.md")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    for run in (args.run_a, args.run_b):
+        if not (run / "final_model.zip").is_file() or not (run / "config.yaml").is_file():
+            parser.error(f"{run} is not a finished run directory (final_model.zip and config.yaml)")
+    result = compare_runs(args.run_a, args.run_b, args.opponent, args.deal_pairs, args.seed, args.workers,
+                          progress=not args.no_progress)
+    text = markdown(result)
+    print(text, end="")
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "compare.json").write_text(json.dumps(result, indent=2) + "\n")
+        (args.out / "compare.md").write_text(text)
+    return result
+
+
+if __name__ == "__main__":
+    main()
