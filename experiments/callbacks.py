@@ -13,6 +13,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 
 from experiments.config import ExperimentConfig
+from experiments.run_dir import save_model
 
 EVAL_FIELDS = ["timesteps", "opponent", "win_rate", "ci_low", "ci_high", "deal_pairs"]
 
@@ -59,7 +60,7 @@ class RunCheckpointCallback(BaseCallback):
     def save(self) -> None:
         import torch
 
-        from experiments.train import save_model
+
 
         steps = int(self.num_timesteps)
         path = self.dir / f"ckpt_{steps}.zip"
@@ -120,7 +121,7 @@ class EvaluationCallback(BaseCallback):
         """Evaluate, log, keep the best model; False when the listener asks to stop training."""
         from agents.evaluation import match
         from agents.trained import PPOAgent
-        from experiments.train import save_model
+
 
         learner = PPOAgent(model=self.model)
         steps = self.last_evaluated = int(self.num_timesteps)
@@ -175,7 +176,7 @@ class SelfPlayCallback(BaseCallback):
 
     def _on_step(self) -> bool:
         if self.timer.due(self.num_timesteps):
-            from experiments.train import save_model
+
 
             path = self.dir / f"snapshot_{self.num_timesteps}.zip"
             save_model(self.model, path, self.config)

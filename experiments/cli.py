@@ -15,6 +15,7 @@ format: `--games N` is the number of deal pairs (2N games, seats swapped on each
 from __future__ import annotations
 
 import json
+import time
 import os
 from pathlib import Path
 from typing import Optional
@@ -345,7 +346,8 @@ def train_command(
     with `backend: rllib`."""
     from experiments.config import load_experiment
     from experiments.final_eval import evaluate_run, print_table
-    from experiments.train import load_run_config, train
+    from experiments.run_dir import load_run_config
+    from experiments.train import train
 
     if config is None and resume is None:
         raise typer.BadParameter("give --config FILE or --resume RUN_DIR", param_hint="--config")
@@ -357,6 +359,7 @@ def train_command(
         )
     experiment = None if resume else load_experiment(config, seed, overrides)
     backend = experiment.backend if experiment is not None else load_run_config(resume).backend
+    started = time.perf_counter()
     if backend == "rllib":
         from experiments.rllib_train import POLICY_FILE, RllibSetupError, train_rllib
 
@@ -369,10 +372,13 @@ def train_command(
     else:
         run_dir = train(experiment, resume=resume, progress=progress)
         learner = None
-    typer.echo(f"run directory: {run_dir}")
     if evaluate:
+        trained = time.perf_counter()
         resolved = load_run_config(run_dir)
-        print_table(evaluate_run(run_dir, resolved, progress=progress, learner=learner), f"{resolved.name} vs the ladder")
+        rows = evaluate_run(run_dir, resolved, progress=progress, learner=learner)
+        print_table(rows, f"{resolved.name} (seed {resolved.seed}) vs the ladder, duplicate format")
+        typer.echo(f"training {trained - started:.0f} s, evaluation {time.perf_counter() - trained:.0f} s")
+    typer.echo(f"run directory: {run_dir}  (learning curve: {run_dir / 'learning_curve.png'})")
 
 
 @app.command("tune")

@@ -27,7 +27,7 @@ def compare_runs(run_a: Path, run_b: Path, opponent: str, deal_pairs: int, seed:
     """Win rates of both runs' final models against `opponent` and their paired difference."""
     from agents.evaluation import match
     from agents.stats import paired_difference_interval
-    from experiments.train import run_metadata
+    from experiments.run_dir import run_metadata
 
     configs = [ExperimentConfig(**yaml.safe_load((Path(r) / "config.yaml").read_text())) for r in (run_a, run_b)]
     if configs[0].rules_config.ruleset_hash() != configs[1].rules_config.ruleset_hash():

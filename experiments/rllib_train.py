@@ -309,7 +309,7 @@ def train_rllib(config: ExperimentConfig | None = None, *, resume: Path | None =
                 progress: bool = True) -> Path:
     """Train (or resume) an RLlib run and return its run directory."""
     from experiments.callbacks import EVAL_FIELDS
-    from experiments.train import new_run_dir, run_metadata
+    from experiments.run_dir import new_run_dir, run_metadata
 
     require_ray()
     if resume is not None:

@@ -5,142 +5,32 @@ callbacks (checkpoints, duplicate-format evaluation, self-play snapshots, progre
 learn -> final model and learning curve. `--resume RUN_DIR` continues an interrupted run
 from its last checkpoint, in the same run directory.
 
-    python -m experiments.train --config experiments/configs/smoke.yaml --seed 1 --set n_envs=2
+    tacocat train --config experiments/configs/smoke.yaml --seed 1 --set n_envs=2
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import platform
 import random
-import shlex
-import subprocess
-import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import yaml
 
-from experiments.config import ExperimentConfig, load_experiment, one_line
+from experiments.config import ExperimentConfig
 from experiments.gym_env import make_env_fn
+from experiments.run_dir import (
+    RunDirError,
+    latest_checkpoint,
+    load_run_config,
+    new_run_dir,
+    run_metadata,
+    save_model,
+)
 
 if TYPE_CHECKING:
     from experiments.callbacks import EvaluationListener
-
-CHECKPOINTS = "checkpoints"
-
-
-# ---------------------------------------------------------------------------------------
-# run directory and metadata
-# ---------------------------------------------------------------------------------------
-class RunDirError(ValueError):
-    """A run directory that cannot be created, resumed or read."""
-
-
-def new_run_dir(config: ExperimentConfig) -> Path:
-    """A fresh directory `<run_root>/<name>_s<seed>_<UTC stamp>`, always inside the run root
-    (the config's name pattern already excludes separators; this checks the result too)."""
-    root = Path(config.run_root)
-    if root.exists() and not root.is_dir():
-        raise RunDirError(f"run_root {root} is a file, not a folder")
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    run_dir = root / f"{config.name}_s{config.seed}_{stamp}"
-    suffix = 1
-    while run_dir.exists():
-        run_dir = root / f"{config.name}_s{config.seed}_{stamp}-{suffix}"
-        suffix += 1
-    if run_dir.resolve().parent != root.resolve():
-        raise RunDirError(f"the run directory {run_dir} would not be directly inside run_root {root}")
-    run_dir.mkdir(parents=True)
-    return run_dir
-
-
-def load_run_config(run_dir: Path) -> ExperimentConfig:
-    """The config saved in a run directory, for `--resume` and `--evaluate`."""
-    if not run_dir.exists():
-        raise RunDirError(f"run directory {run_dir} does not exist")
-    if not run_dir.is_dir():
-        raise RunDirError(f"{run_dir} is a file; --resume needs a run directory")
-    path = run_dir / "config.yaml"
-    if not path.is_file():
-        raise RunDirError(f"{run_dir} is not a run directory (no config.yaml)")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        raise RunDirError(f"{path} is not valid YAML: {str(err).splitlines()[0]}") from None
-    if not isinstance(data, dict):
-        raise RunDirError(f"{path} must be a YAML mapping")
-    return ExperimentConfig(**data)
-
-
-def _git_commit() -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
-                             cwd=Path(__file__).resolve().parent)
-        return out.stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
-def run_metadata(config: ExperimentConfig) -> dict[str, Any]:
-    """What reruns the run: the command line that started it, seed, versions, commit, rules."""
-    import gymnasium
-    import pettingzoo
-    import sb3_contrib
-    import stable_baselines3
-    import torch
-
-    return {
-        "command": shlex.join(sys.argv),
-        "seed": config.seed,
-        "ruleset_hash": config.rules_config.ruleset_hash(),
-        "git_commit": _git_commit(),
-        "started": datetime.now(timezone.utc).isoformat(),
-        "python": platform.python_version(),
-        "versions": {
-            "numpy": np.__version__, "torch": torch.__version__, "gymnasium": gymnasium.__version__,
-            "pettingzoo": pettingzoo.__version__, "stable_baselines3": stable_baselines3.__version__,
-            "sb3_contrib": sb3_contrib.__version__,
-        },
-    }
-
-
-def model_metadata(config: ExperimentConfig, timesteps: int) -> dict[str, Any]:
-    from tacocat_env.observation import ObservationLayout
-    from tacocat_env.ruleset import compile_rules
-
-    rules = compile_rules(config.rules_config)
-    return {
-        "ruleset_hash": rules.hash,
-        "rules": config.rules_config.canonical_dict(),
-        "observation_size": ObservationLayout(rules).size,
-        "n_actions": rules.codec.size,
-        "algorithm": "MaskablePPO",
-        "experiment": config.name,
-        "seed": config.seed,
-        "timesteps": timesteps,
-        # the architecture lets `agents.trained.load_policy` rebuild the network without unpickling
-        "policy": {"net_arch": list(config.algo.net_arch), "activation": config.algo.activation},
-    }
-
-
-def save_model(model: Any, path: Path, config: ExperimentConfig) -> None:
-    from agents.trained import write_metadata
-
-    model.save(path)
-    write_metadata(path, model_metadata(config, int(model.num_timesteps)))
-
-
-def latest_checkpoint(run_dir: Path) -> Path | None:
-    """The newest complete checkpoint (its .json, written last, marks it complete)."""
-    found = sorted((p for p in (run_dir / CHECKPOINTS).glob("ckpt_*.zip") if p.with_suffix(".json").exists()),
-                   key=lambda p: int(p.stem.split("_")[1]))
-    return found[-1] if found else None
-
 
 # ---------------------------------------------------------------------------------------
 # building blocks
@@ -303,30 +193,3 @@ def _restore_rng_state(model: Any, state: dict[str, Any]) -> None:
 
     torch.set_rng_state(torch.tensor(state["torch_rng"], dtype=torch.uint8))
     np.random.set_state(tuple(state["numpy_rng"]))  # type: ignore[arg-type]
-
-
-def main(argv: list[str] | None = None) -> Path:
-    parser = argparse.ArgumentParser(prog="tacocat train", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", help="experiment YAML (experiments/configs/*.yaml)")
-    parser.add_argument("--seed", type=int, default=None, help="overrides the config's seed")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                        help="override a config field, dotted for nested ones (repeatable)")
-    parser.add_argument("--resume", type=Path, default=None, help="continue the run in RUN_DIR")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    args = parser.parse_args(argv)
-    if args.resume is None and args.config is None:
-        parser.error("give --config FILE (or --resume RUN_DIR)")
-    if args.resume is not None and (args.config or args.seed is not None or args.overrides):
-        parser.error("--config, --seed and --set cannot be combined with --resume (the run keeps its saved config)")
-    try:
-        config = None if args.resume else load_experiment(args.config, args.seed, args.overrides)
-        run_dir = train(config, resume=args.resume, progress=not args.no_progress)
-    except (ValueError, OSError) as err:  # a user error: one line (tacocat --debug train shows the traceback)
-        parser.exit(1, f"error: {one_line(err)}\n")
-    print(f"run directory: {run_dir}")
-    return run_dir
-
-
-if __name__ == "__main__":
-    main()

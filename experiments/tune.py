@@ -34,7 +34,6 @@ from typing import Any
 
 import numpy as np
 import optuna
-import yaml
 from optuna.storages import RDBStorage, RetryHeartbeatStaleTrialCallback, fail_stale_trials
 from optuna.trial import TrialState
 
@@ -259,7 +258,7 @@ def plot_importances(study: optuna.Study, path: Path) -> list[str]:
 
 
 def summary_markdown(study: optuna.Study, setup: TuneSetup, notes: list[str]) -> str:
-    from experiments.train import run_metadata
+    from experiments.run_dir import run_metadata
 
     tune = setup.tune
     trials = study.get_trials(deepcopy=False)

@@ -109,8 +109,8 @@ def test_module_entry_points_print_one_line_too(tmp_path):
     import subprocess
     import sys
 
-    for module in ("experiments.train", "experiments.main"):
-        proc = subprocess.run([sys.executable, "-m", module, "--config", str(tmp_path / "missing.yaml")],
+    for entry in (["experiments.cli", "train"], ["experiments.main"]):
+        proc = subprocess.run([sys.executable, "-m", *entry, "--config", str(tmp_path / "missing.yaml")],
                               cwd=ROOT, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
         assert proc.stderr.strip().splitlines() == [f"error: [Errno 2] No such file or directory: '{tmp_path / 'missing.yaml'}'"]

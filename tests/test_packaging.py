@@ -32,3 +32,48 @@ def test_env_stays_the_function_after_its_module_is_imported():
             "e = tacocat_env.env(); e.reset(seed=0); print(type(e).__name__, callable(tacocat_env.raw_env))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["ForwardingOrderEnforcingWrapper", "True"]
+
+
+def _project_imports() -> dict[str, set[str]]:
+    """module -> project modules it imports anywhere in its source (function-level included)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    files = {}
+    for package in ("tacocat_env", "agents", "experiments"):
+        for path in (root / package).rglob("*.py"):
+            name = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+            files[name] = path
+    graph: dict[str, set[str]] = {name: set() for name in files}
+    for name, path in files.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            graph[name] |= {t for t in targets if t in files and t != name}
+    return graph
+
+
+def test_no_import_cycles_and_dependencies_point_one_way():
+    graph = _project_imports()
+    layer = {"tacocat_env": 0, "agents": 1, "experiments": 2}
+    for module, imported in graph.items():  # experiments -> agents -> tacocat_env, never back
+        for target in imported:
+            assert layer[target.split(".")[0]] <= layer[module.split(".")[0]], f"{module} imports {target}"
+    state: dict[str, int] = {}  # depth-first search: 1 on the current path, 2 done
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(graph[module]):
+            assert state.get(target) != 1, "import cycle: " + " -> ".join(path + [module, target])
+            if target not in state:
+                visit(target, path + [module])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [])

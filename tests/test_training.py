@@ -202,7 +202,7 @@ def test_same_seed_same_curve_and_weights(smoke_run, tmp_path):
 
 def test_resume_after_kill_continues_from_the_last_checkpoint(tmp_path):
     total = 12288
-    cmd = [sys.executable, "-m", "experiments.train", "--config", str(SMOKE), "--no-progress",
+    cmd = [sys.executable, "-m", "experiments.cli", "train", "--config", str(SMOKE), "--no-progress",
            "--set", f"run_root={tmp_path}", "--set", f"total_timesteps={total}", "--set", "eval.every=4096"]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -268,7 +268,7 @@ def test_masked_distribution_has_no_nan_and_no_mass_on_illegal_actions(smoke_run
 
 
 def test_latest_checkpoint_skips_a_checkpoint_without_its_completion_marker(tmp_path):
-    from experiments.train import latest_checkpoint
+    from experiments.run_dir import latest_checkpoint
 
     folder = tmp_path / "checkpoints"
     folder.mkdir()
