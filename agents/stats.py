@@ -1,6 +1,11 @@
-"""Statistics for evaluations: Wilson score intervals and Bradley–Terry ratings.
+"""Statistics for evaluations: the paired deal-pair interval, Wilson score intervals and
+Bradley–Terry ratings.
 
-Plain numpy (no scipy): the Bradley–Terry fit is a Newton method on a concave log-posterior.
+The unit of a duplicate match is the *deal pair* (one dealt game played twice, seats swapped):
+its two games share the cards, so their results are correlated. `paired_interval` is the
+primary interval of a win rate: a Student t interval over the per-pair mean scores. The Wilson
+interval over games (`wilson_interval`) stays as a secondary figure. The Bradley–Terry fit is a
+Newton method on a concave log-posterior (plain numpy).
 
 Bradley–Terry model. Agent i has a strength r_i (natural log-odds units) and
 
@@ -56,6 +61,37 @@ def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> tup
     low = 0.0 if successes == 0 else max(0.0, centre - half)
     high = 1.0 if successes == n else min(1.0, centre + half)
     return low, high
+
+
+def paired_interval(pair_scores: Sequence[float] | np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
+    """The Student t interval of the mean of per-deal-pair scores, clipped to [0, 1].
+
+    `pair_scores[k]`: agent A's mean score over the two games of deal pair k (0, 0.25, 0.5,
+    0.75 or 1 when draws count half), so the mean is A's win rate. The pairs are independent
+    (each has its own deal and agent seeds); the games inside a pair are not, which is why the
+    pair is the unit. The t interval uses the pairs' sample variance, so it is narrower than
+    Wilson's over games when the seat swap cancels the luck of the cards (negative correlation)
+    and wider when it does not.
+
+    Returns (0, 1) for fewer than two pairs. When every pair has the same score the sample
+    variance is 0 and a t interval would collapse to a point; then the Wilson interval over the
+    pairs is returned instead (a [0, 1] score with mean p has variance at most p(1 - p), so it
+    is conservative).
+    """
+    x = np.asarray(pair_scores, dtype=float)
+    if x.ndim != 1 or np.any(x < 0.0) or np.any(x > 1.0):
+        raise ValueError("pair_scores must be a 1-d sequence of scores in [0, 1]")
+    n = len(x)
+    if n < 2:
+        return 0.0, 1.0
+    mean = float(x.mean())
+    sd = float(x.std(ddof=1))
+    if sd == 0.0:
+        return wilson_interval(mean * n, n, confidence)
+    from scipy.stats import t as student_t
+
+    half = float(student_t.ppf(0.5 + confidence / 2.0, df=n - 1)) * sd / math.sqrt(n)
+    return max(0.0, mean - half), min(1.0, mean + half)
 
 
 def elo_to_prob(diff: float) -> float:
