@@ -213,6 +213,7 @@ def plot_budget(data: dict[str, Any], path: Path) -> None:
     ax.set_xscale("log")
     ax.set_xticks([r["simulations"] for r in data["rows"] if r["opponent"] == "counter"])
     ax.get_xaxis().set_major_formatter("{x:.0f}")
+    ax.get_xaxis().set_minor_formatter("")
     ax.set_xlabel("simulations per decision")
     ax.set_ylabel("win rate (95% paired interval)")
     ax.set_title("Search strength against its budget")
