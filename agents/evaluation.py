@@ -22,9 +22,12 @@ Worker processes start with the 'forkserver' method (safe when torch or other th
 libraries are loaded), so a script that calls `match(..., workers=2)` needs the usual
 `if __name__ == "__main__":` guard; the `tacocat` CLI, notebooks and pytest need nothing.
 
-The win rate of A counts a draw (a truncated game, R1.5) as half a win. Its 95% interval is
-the Wilson score interval over the 2 * `games` games; it treats the games as independent,
-which the duplicate pairing makes somewhat conservative.
+The win rate of A counts a draw (a truncated game, R1.5) as half a win. Its primary 95%
+interval (`ci_low`, `ci_high`) is on the deal-pair unit: a Student t interval over the
+per-pair mean scores (`agents.stats.paired_interval`), since the two games of a pair share
+their cards and are not independent. The Wilson score interval over the 2 * `games` games
+(`wilson_low`, `wilson_high`), which treats the games as independent, is kept as a secondary
+figure.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from tqdm import tqdm
 from agents.arena import GameRecord, agent_rngs, play_game
 from agents.base import Agent
 from agents.registry import make_agent
-from agents.stats import wilson_interval
+from agents.stats import paired_interval, wilson_interval
 from tacocat_env.config import RulesConfig, make_config
 
 AgentLike = str | Agent
@@ -121,8 +124,9 @@ class MatchResult:
 
     `games` is the number of deal pairs; `n_games` = 2 * games were played. `a_seat0` /
     `a_seat1` are A's wins, losses and draws when A sat in seat 0 / seat 1 (B's are the
-    mirror). `win_rate_a` counts draws as half a win; `ci_low`/`ci_high` is its 95% Wilson
-    interval. `deal_scores[k]` = A's points in the two games of deal k (A in seat 0, A in seat 1).
+    mirror). `win_rate_a` counts draws as half a win; `ci_low`/`ci_high` is its primary 95%
+    interval, paired over deal pairs; `wilson_low`/`wilson_high` the secondary Wilson
+    interval over games. `deal_scores[k]` = A's points in the two games of deal k (A in seat 0, A in seat 1).
     """
 
     agent_a: str
@@ -136,6 +140,8 @@ class MatchResult:
     win_rate_a: float
     ci_low: float
     ci_high: float
+    wilson_low: float
+    wilson_high: float
     mean_length: float
     mean_rounds: float
     truncated: int
@@ -201,7 +207,9 @@ class MatchResult:
             "win_rate_a": self.win_rate_a,
             "win_rate_a_note": "draws count as half a win",
             "ci95": [self.ci_low, self.ci_high],
-            "ci_method": "Wilson score interval over all games",
+            "ci_method": "paired: Student t interval over the per-deal-pair mean scores (the deal pair is the unit)",
+            "ci95_wilson": [self.wilson_low, self.wilson_high],
+            "ci95_wilson_method": "Wilson score interval over all games (treats the games as independent)",
             "mean_length": self.mean_length,
             "mean_rounds": self.mean_rounds,
             "truncated": self.truncated,
@@ -333,7 +341,9 @@ def summarize(
             truncated += game.truncated
     n = 2 * len(deals)
     score = seat[0].score + seat[1].score
-    low, high = wilson_interval(score, n)
+    wilson_low, wilson_high = wilson_interval(score, n)
+    pair_scores = [sum(d.a_scores()) / 2.0 for d in deals]
+    low, high = paired_interval(pair_scores)
     records = None
     if keep_records:
         records = [r for d in deals for r in (d.records or ())]
@@ -349,6 +359,8 @@ def summarize(
         win_rate_a=score / n if n else float("nan"),
         ci_low=low,
         ci_high=high,
+        wilson_low=wilson_low,
+        wilson_high=wilson_high,
         mean_length=float(np.mean(lengths)) if lengths else 0.0,
         mean_rounds=float(np.mean(rounds)) if rounds else 0.0,
         truncated=truncated,

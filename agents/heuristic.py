@@ -130,15 +130,23 @@ class HighCardAgent(HeuristicAgent):
 
 
 class PlannerAgent(HeuristicAgent):
-    """Hand planner: keeps a low keeper and high cards, replaces the middle, unloads wide attacks, never wastes the keeper."""
+    """Hand planner: keeps a low keeper and high cards, replaces the middle, unloads wide attacks, never wastes the keeper.
+
+    `sacrifice_rate` (default 0): the probability of sacrificing by choice when a card could
+    defend (R5.5 allows it whenever the lowest card is below the attack card). Such an opponent
+    breaks the search agent's failed-answer belief; used to measure that belief.
+    """
 
     name = "planner"
 
-    def __init__(self, keep_from: int = 7) -> None:
+    def __init__(self, keep_from: int = 7, sacrifice_rate: float = 0.0) -> None:
         super().__init__()
         if keep_from < 0:
             raise ValueError(f"keep_from is a card value index and must be >= 0, got {keep_from}")
+        if not 0.0 <= sacrifice_rate <= 1.0:
+            raise ValueError(f"sacrifice_rate must be in [0, 1], got {sacrifice_rate}")
         self.keep_from = keep_from
+        self.sacrifice_rate = sacrifice_rate
 
     def replace_plan(self, view: PlayerView, hand: list[int]) -> list[int]:
         return middle_cards_to_replace(hand, self.keep_from)
@@ -147,7 +155,12 @@ class PlannerAgent(HeuristicAgent):
         return widest_attack(view.rules, hand, view.legal_actions)
 
     def answer(self, view: PlayerView, hand: list[int]) -> int:
-        return keeper_safe_answer(view.rules, hand, view.attack[len(view.answers)])
+        action = keeper_safe_answer(view.rules, hand, view.attack[len(view.answers)])
+        sacrifice = view.rules.codec.sacrifice
+        if (self.sacrifice_rate > 0.0 and action != sacrifice and sacrifice in view.legal_actions
+                and self.rng.random() < self.sacrifice_rate):
+            return sacrifice
+        return action
 
 
 class CardCounterAgent(PlannerAgent):
@@ -155,8 +168,8 @@ class CardCounterAgent(PlannerAgent):
 
     name = "counter"
 
-    def __init__(self, keep_from: int = 7, samples: int = 16) -> None:
-        super().__init__(keep_from)
+    def __init__(self, keep_from: int = 7, samples: int = 16, sacrifice_rate: float = 0.0) -> None:
+        super().__init__(keep_from, sacrifice_rate)
         if samples < 1:
             raise ValueError(f"samples must be >= 1, got {samples}")
         self.samples = samples

@@ -13,6 +13,13 @@ The round is the unit of value: a decisive round moves the Tacocat one space for
 so maximising round wins is what wins the race to the goal. `simulations` is the rollout
 budget per decision (worlds = simulations // legal actions, at least 1). Replace decisions
 follow the counter heuristic unless `search_replace=True`.
+
+Failed-answer belief (`belief`, see `tacocat_env.view`): a failed answer is read as "the
+defender had no card that defends", which bounds their remaining cards from above. Agents that
+sacrifice by choice break that belief. `belief="on"` samples every world under it, `"off"`
+never uses it (only the exact lower bound), `"soft"` samples each world under it with
+probability `soft_weight` and without it otherwise (a mixture of the two beliefs).
+Measured in docs/BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -69,14 +76,21 @@ class SearchAgent(Agent):
 
     name = "search"
 
+    BELIEFS = ("on", "off", "soft")
+
     def __init__(self, simulations: int = 96, search_replace: bool = False,
-                 assume_forced_sacrifice: bool = True) -> None:
+                 belief: str = "on", soft_weight: float = 0.5) -> None:
         super().__init__()
         if simulations < 1:
             raise ValueError(f"simulations must be >= 1, got {simulations}")
+        if belief not in self.BELIEFS:
+            raise ValueError(f"belief must be one of {', '.join(self.BELIEFS)}, got {belief!r}")
+        if not 0.0 <= soft_weight <= 1.0:
+            raise ValueError(f"soft_weight must be in [0, 1], got {soft_weight}")
         self.simulations = simulations
         self.search_replace = search_replace
-        self.assume_forced_sacrifice = assume_forced_sacrifice
+        self.belief = belief
+        self.soft_weight = soft_weight
         self._fallback = CardCounterAgent()
         self.decisions = 0
         self.search_seconds = 0.0
@@ -90,6 +104,12 @@ class SearchAgent(Agent):
         """Searched decisions per second of search time so far."""
         return self.decisions / self.search_seconds if self.search_seconds else float("nan")
 
+    def _use_belief(self) -> bool:
+        """Whether the next sampled world assumes failed answers were forced."""
+        if self.belief == "soft":
+            return bool(self.rng.random() < self.soft_weight)
+        return self.belief == "on"
+
     def act(self, inp: AgentInput) -> int:
         view = inp.view
         legal = view.legal_actions
@@ -101,7 +121,7 @@ class SearchAgent(Agent):
         totals = np.zeros(len(legal))
         worlds = max(1, self.simulations // len(legal))
         for _ in range(worlds):
-            world = sample_state(view, self.rng, self.assume_forced_sacrifice)
+            world = sample_state(view, self.rng, self._use_belief())
             for i, action in enumerate(legal):
                 trial = world.clone(history=False, rng=self.rng)
                 apply_action(trial, action)

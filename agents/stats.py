@@ -1,6 +1,11 @@
-"""Statistics for evaluations: Wilson score intervals and Bradley–Terry ratings.
+"""Statistics for evaluations: the paired deal-pair interval, Wilson score intervals and
+Bradley–Terry ratings.
 
-Plain numpy (no scipy): the Bradley–Terry fit is a Newton method on a concave log-posterior.
+The unit of a duplicate match is the *deal pair* (one dealt game played twice, seats swapped):
+its two games share the cards, so their results are correlated. `paired_interval` is the
+primary interval of a win rate: a Student t interval over the per-pair mean scores. The Wilson
+interval over games (`wilson_interval`) stays as a secondary figure. The Bradley–Terry fit is a
+Newton method on a concave log-posterior (plain numpy).
 
 Bradley–Terry model. Agent i has a strength r_i (natural log-odds units) and
 
@@ -56,6 +61,41 @@ def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> tup
     low = 0.0 if successes == 0 else max(0.0, centre - half)
     high = 1.0 if successes == n else min(1.0, centre + half)
     return low, high
+
+
+def paired_interval(pair_scores: Sequence[float] | np.ndarray, confidence: float = 0.95) -> tuple[float, float]:
+    """The Student t interval of the mean of per-deal-pair scores, clipped to [0, 1].
+
+    `pair_scores[k]`: agent A's mean score over the two games of deal pair k (0, 0.25, 0.5,
+    0.75 or 1 when draws count half), so the mean is A's win rate. The pairs are independent
+    (each has its own deal and agent seeds); the games inside a pair are not, which is why the
+    pair is the unit. The t interval uses the pairs' sample variance, so it is narrower than
+    Wilson's over games when the seat swap cancels the luck of the cards (negative correlation)
+    and wider when it does not.
+
+    Returns (0, 1) for fewer than two pairs. When every pair has the same score the sample
+    variance is 0 and a t interval would collapse to a point; then the Wilson interval over the
+    pairs is returned instead (a [0, 1] score with mean p has variance at most p(1 - p), so it
+    is conservative).
+    """
+    x = np.asarray(pair_scores, dtype=float)
+    if x.ndim != 1 or np.any(x < 0.0) or np.any(x > 1.0):
+        raise ValueError("pair_scores must be a 1-d sequence of scores in [0, 1]")
+    n = len(x)
+    if n < 2:
+        return 0.0, 1.0
+    mean = float(x.mean())
+    if float(x.std(ddof=1)) == 0.0:
+        return wilson_interval(mean * n, n, confidence)
+    half = _t_half_width(x, confidence)
+    return max(0.0, mean - half), min(1.0, mean + half)
+
+
+def _t_half_width(x: np.ndarray, confidence: float) -> float:
+    """Half the width of the Student t interval of the mean of `x` (independent units)."""
+    from scipy.stats import t as student_t
+
+    return float(student_t.ppf(0.5 + confidence / 2.0, df=x.size - 1)) * float(x.std(ddof=1)) / math.sqrt(x.size)
 
 
 def elo_to_prob(diff: float) -> float:
@@ -250,16 +290,14 @@ def bradley_terry_ratings(
 def paired_difference_interval(
     a: Sequence[float], b: Sequence[float], confidence: float = 0.95
 ) -> tuple[float, float, float]:
-    """Mean of `a - b` over paired units and its normal-approximation interval.
+    """Mean of `a - b` over paired units and its Student t interval (as `paired_interval`).
 
     For two agents scored on the same deal pairs against the same opponent (common random
-    numbers): `a[k]`, `b[k]` are their win rates on deal pair k. The interval uses the sample
-    standard deviation of the differences (a t-interval's large-sample form: meant for
-    hundreds of pairs or more). Returns (mean, low, high).
+    numbers): `a[k]`, `b[k]` are their win rates on deal pair k. Returns (mean, low, high).
     """
     x = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     if np.shape(a) != np.shape(b) or x.ndim != 1 or x.size < 2:
         raise ValueError(f"need two equal-length sequences of at least 2 paired values, got {np.shape(a)}, {np.shape(b)}")
     mean = float(x.mean())
-    half = z_value(confidence) * float(x.std(ddof=1)) / math.sqrt(x.size)
+    half = _t_half_width(x, confidence)
     return mean, mean - half, mean + half

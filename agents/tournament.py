@@ -198,7 +198,7 @@ def markdown(result: TournamentResult) -> str:
     for name, row in zip(result.agents, result.matrix):
         cells = ["—" if np.isnan(x) else f"{x:.3f}" for x in row]
         lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
-    lines += ["", "## Matches", "", "| A | B | win rate A | 95% Wilson | W-L-D (A) | mean length | mean rounds |",
+    lines += ["", "## Matches", "", "| A | B | win rate A | 95% paired (deal pairs) | W-L-D (A) | mean length | mean rounds |",
               "|---|---|---:|---|---|---:|---:|"]
     for m in result.matches:
         t = m.a_total

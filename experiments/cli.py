@@ -153,8 +153,8 @@ def match_table(result) -> Table:
     table = Table(
         title=f"{result.agent_a} (A) vs {result.agent_b} (B): {result.games} deal pairs, {result.n_games} games",
         caption=(
-            f"win rate A {result.win_rate_a:.3f}  95% Wilson [{result.ci_low:.3f}, {result.ci_high:.3f}] "
-            f"(draws count half)\nmean length {result.mean_length:.1f} actions, {result.mean_rounds:.2f} rounds; "
+            f"win rate A {result.win_rate_a:.3f}  95% paired (deal pairs) [{result.ci_low:.3f}, {result.ci_high:.3f}]  "
+            f"Wilson (games) [{result.wilson_low:.3f}, {result.wilson_high:.3f}] (draws count half)\nmean length {result.mean_length:.1f} actions, {result.mean_rounds:.2f} rounds; "
             f"truncated {result.truncated}\n{result.games_per_s:.0f} games/s, {result.wall_s:.2f} s, "
             f"{result.workers} worker(s); seed {result.seed}, ruleset {result.ruleset_hash}"
         ),

@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def plot_learning_curve(run_dir: Path, out_name: str = "learning_curve.png") -> Path | None:
-    """Plot `eval.csv` of a run (95% Wilson bands) into `run_dir/out_name`; None if no data."""
+    """Plot `eval.csv` of a run (95% paired bands over deal pairs) into `run_dir/out_name`; None if no data."""
     from matplotlib.figure import Figure  # not pyplot: the caller's backend stays as it is
 
     path = Path(run_dir) / "eval.csv"

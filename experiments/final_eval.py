@@ -29,6 +29,8 @@ def evaluate_run(run_dir: Path, config: ExperimentConfig, model_name: str = "fin
         rows.append({
             "opponent": opponent.agent, "deal_pairs": opponent.deal_pairs, "games": result.n_games,
             "win_rate": result.win_rate_a, "ci_low": result.ci_low, "ci_high": result.ci_high,
+            "ci_method": "paired over deal pairs (primary)",
+            "wilson_low": result.wilson_low, "wilson_high": result.wilson_high,
             "draws": result.draws, "games_per_s": result.games_per_s, "ruleset_hash": result.ruleset_hash,
         })
     (Path(run_dir) / "final_eval.json").write_text(json.dumps(rows, indent=2))
@@ -37,17 +39,17 @@ def evaluate_run(run_dir: Path, config: ExperimentConfig, model_name: str = "fin
 
 
 def markdown_table(rows: list[dict[str, Any]]) -> str:
-    lines = ["| opponent | deal pairs | win rate | 95% CI | beats it? |", "|---|---|---|---|---|"]
+    lines = ["| opponent | deal pairs | win rate | 95% paired CI | 95% Wilson CI | beats it? |", "|---|---|---|---|---|---|"]
     for r in rows:
         verdict = "yes" if r["ci_low"] > 0.5 else ("no" if r["ci_high"] < 0.5 else "undecided")
         lines.append(f"| {r['opponent']} | {r['deal_pairs']} | {r['win_rate']:.3f} | "
-                     f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] | {verdict} |")
+                     f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] | [{r['wilson_low']:.3f}, {r['wilson_high']:.3f}] | {verdict} |")
     return "\n".join(lines) + "\n"
 
 
 def print_table(rows: list[dict[str, Any]], title: str) -> None:
     table = Table(title=title)
-    for column in ("opponent", "deal pairs", "win rate", "95% CI", "beats it?"):
+    for column in ("opponent", "deal pairs", "win rate", "95% paired CI", "beats it?"):
         table.add_column(column)
     for r in rows:
         verdict = "yes" if r["ci_low"] > 0.5 else ("no" if r["ci_high"] < 0.5 else "undecided")

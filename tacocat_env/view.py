@@ -178,7 +178,8 @@ def sample_state(view: PlayerView, rng: np.random.Generator, assume_forced_sacri
     state.replace_cap[me] = view.replace_cap
     if view.phase is Phase.REPLACE and view.arrow is None and opp in view.replace_queue:
         state.replace_cap[opp] = rules.board[view.space]
-    state.replaced = list(view.replaced)
+    state.replaced = [None, None]  # the view's pair is (own, opponent's): back to seat order
+    state.replaced[me], state.replaced[opp] = view.replaced
     state.duel = [None, None]
     state.duel[me] = view.own_duel
     if view.phase is Phase.DUEL and view.to_act == me and me == 1:

@@ -144,3 +144,64 @@ def test_rollout_plays_out_exactly_one_round():
     assert state.rounds_played == start + 1
     assert value == {None: 0.0, 0: 1.0, 1: -1.0}[state.last_round_winner]
     assert rollout_action(state) in legal_actions(state)
+
+
+def test_sampled_world_keeps_the_replaced_counts_in_seat_order():
+    """R4.2: `replaced` is per seat; the view holds (own, opponent's). Searching as player_1
+    used to store them swapped."""
+    # space 2: the arrow points at player_1, who replaces first (R4.2)
+    state = setup_position(([1, 2, 3, 4, 5, 6, 7, 8, 9], [2, 3, 4, 5, 6, 7, 8, 9, 10]), space=2, covered=[3])
+    assert state.to_act == 1 and state.phase is Phase.REPLACE
+    codec = state.rules.codec
+    for v in (2, 3):
+        apply_action(state, next(a for a in legal_actions(state) if codec.name(a) == f"replace: discard a {v}"))
+    apply_action(state, codec.stop)
+    assert state.replaced == [None, 2]
+    for me in (0, 1):
+        world = sample_state(player_view(state, me), np.random.default_rng(me))
+        assert world.replaced == state.replaced
+
+
+@pytest.mark.parametrize("belief", ["on", "off", "soft"])
+def test_search_belief_modes_play_legal_deterministic_games(belief):
+    def game(seed):
+        agents = [make_agent(f"search:simulations=8,belief={belief}"), make_agent("counter:sacrifice_rate=0.3")]
+        gens = [np.random.default_rng(seed), np.random.default_rng(99)]
+        return play_game(agents, seed=5, agent_generators=gens).actions
+
+    assert game(1) == game(1)
+
+
+def test_search_belief_controls_the_sampler(monkeypatch):
+    """on: every world under the belief; off: none; soft: a mixture at `soft_weight`."""
+    import agents.search as search_module
+
+    calls = []
+    real = search_module.sample_state
+    monkeypatch.setattr(search_module, "sample_state", lambda view, rng, belief: calls.append(belief) or real(view, rng, belief))
+    state = setup_position(([9, 1, 10], [3, 8, 11]), phase="attack", attacker=0, space=3)
+    for belief, expected in (("on", {True}), ("off", {False}), ("soft", {True, False})):
+        calls.clear()
+        agent = make_agent("search", simulations=400, belief=belief, soft_weight=0.5)
+        agent.reset(0, np.random.default_rng(0))
+        agent.act(AgentInput.from_state(state, 0))
+        assert set(calls) == expected, belief
+    with pytest.raises(ValueError, match="belief must be one of"):
+        make_agent("search", belief="maybe")
+
+
+def test_sacrifice_rate_makes_a_heuristic_sacrifice_by_choice():
+    """R5.5: sacrificing is allowed when the lowest card is below the attack card, even if a
+    card could defend; planner never does so by default, sacrifice_rate=1 always does."""
+    state = setup_position(([9, 1, 10], [3, 8, 11]), phase="attack", attacker=0, space=3)
+    apply_action(state, state.rules.codec.single_base + state.rules.values.index(9))
+    inp = AgentInput.from_state(state, 1)
+    sacrifice = state.rules.codec.sacrifice
+    assert sacrifice in inp.legal_actions
+    for spec, expected_sacrifice in (("planner", False), ("planner:sacrifice_rate=1.0", True),
+                                     ("counter:sacrifice_rate=1.0", True)):
+        agent = make_agent(spec)
+        agent.reset(1, np.random.default_rng(0))
+        assert (agent.act(inp) == sacrifice) is expected_sacrifice, spec
+    with pytest.raises(ValueError, match="sacrifice_rate"):
+        make_agent("planner", sacrifice_rate=2)

@@ -9,6 +9,7 @@ import pytest
 from agents.base import Agent, AgentInput
 from agents.evaluation import deal_seed, match
 from agents.registry import make_agent
+from agents.stats import paired_interval, wilson_interval
 from tacocat_env.config import make_config
 from tacocat_env.engine import apply_action, new_game
 
@@ -104,6 +105,11 @@ def test_match_result_counts_and_json():
     assert d["per_agent"]["B"]["total"]["wins"] == r.wins_b
     assert d["per_agent"]["A"]["player_0"] == {"wins": r.a_seat0.wins, "losses": r.a_seat0.losses, "draws": r.a_seat0.draws}
     assert len(d["deal_scores"]) == 5
+    # the primary interval is paired over deal pairs; Wilson over games is kept as secondary
+    assert d["ci95"] == [r.ci_low, r.ci_high] and "paired" in d["ci_method"]
+    assert d["ci95_wilson"] == [r.wilson_low, r.wilson_high] and "Wilson" in d["ci95_wilson_method"]
+    assert (r.ci_low, r.ci_high) == paired_interval([sum(s) / 2 for s in r.deal_scores])
+    assert (r.wilson_low, r.wilson_high) == wilson_interval(r.wins_a + 0.5 * r.draws, 10)
 
 
 def test_instances_and_specs_give_the_same_result():

@@ -1,4 +1,4 @@
-"""Wilson intervals and the Bradley–Terry fit (agents.stats)."""
+"""The paired deal-pair interval, Wilson intervals and the Bradley–Terry fit (agents.stats)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from agents.stats import (
     elo_to_prob,
     fit_bradley_terry,
     paired_difference_interval,
+    paired_interval,
     wilson_interval,
     z_value,
 )
@@ -146,7 +147,7 @@ def test_paired_difference_interval_matches_the_normal_formula_and_pairs_matter(
     b = luck
     mean, low, high = paired_difference_interval(a, b)
     d = a - b
-    half = 1.959964 * d.std(ddof=1) / math.sqrt(d.size)
+    half = 1.961151 * d.std(ddof=1) / math.sqrt(d.size)  # t_0.975 with 1999 degrees of freedom
     assert mean == pytest.approx(d.mean()) and (low, high) == pytest.approx((d.mean() - half, d.mean() + half))
     assert low > 0  # the shared luck cancels: a small real edge is detected
     # unpaired, the same edge drowns in the luck: Wilson intervals of the two rates overlap
@@ -155,3 +156,47 @@ def test_paired_difference_interval_matches_the_normal_formula_and_pairs_matter(
     assert same == (0.0, 0.0, 0.0)
     with pytest.raises(ValueError):
         paired_difference_interval([1.0, 0.0], [1.0])
+
+
+# ---------------------------------------------------------------------------------------
+# paired interval (deal pairs are the unit)
+# ---------------------------------------------------------------------------------------
+def test_paired_interval_is_the_student_t_interval():
+    """Checked against the textbook formula with a hard-coded t quantile (t_0.975, df=9)."""
+    x = np.array([1.0, 0.5, 0.5, 1.0, 0.0, 0.5, 1.0, 0.75, 0.25, 0.5])
+    half = 2.262157163 * x.std(ddof=1) / math.sqrt(len(x))
+    lo, hi = paired_interval(x)
+    assert lo == pytest.approx(x.mean() - half, abs=1e-9)
+    assert hi == pytest.approx(x.mean() + half, abs=1e-9)
+
+
+def test_paired_interval_covers_at_its_level():
+    """Coverage by simulation: correlated seat-swapped pairs (one shared luck term)."""
+    rng = np.random.default_rng(0)
+    truth, hits, trials = 0.6, 0, 2000
+    for _ in range(trials):
+        luck = rng.random(100) < 0.5  # the deal favours seat 0 or not
+        g0 = (rng.random(100) < np.where(luck, 0.9, 0.3)).astype(float)
+        g1 = (rng.random(100) < np.where(luck, 0.3, 0.9)).astype(float)
+        lo, hi = paired_interval((g0 + g1) / 2)
+        hits += lo <= truth <= hi
+    assert 0.93 <= hits / trials <= 0.97
+
+
+def test_paired_interval_is_narrower_than_wilson_when_the_swap_cancels_luck():
+    # every pair split 1-1: no pair-to-pair variance at all beyond the seat luck
+    x = np.array([0.5] * 90 + [1.0] * 10)
+    lo, hi = paired_interval(x)
+    wlo, whi = wilson_interval(2 * x.sum(), 2 * len(x))
+    assert hi - lo < (whi - wlo) / 2
+
+
+def test_paired_interval_edge_cases():
+    assert paired_interval([1.0]) == (0.0, 1.0)
+    # zero variance: falls back to Wilson over the pairs instead of collapsing to a point
+    lo, hi = paired_interval([1.0] * 50)
+    assert (lo, hi) == wilson_interval(50, 50) and lo < 1.0
+    lo, hi = paired_interval([0.0, 1.0] * 3)
+    assert lo == 0.0 and hi == 1.0  # clipped
+    with pytest.raises(ValueError, match="in \\[0, 1\\]"):
+        paired_interval([0.5, 1.5])

@@ -1,0 +1,388 @@
+"""Regenerate the published evaluation results: JSON + markdown, stamped, and the docs' tables.
+
+    python -m benchmarks.regenerate                          # every section, published sizes
+    python -m benchmarks.regenerate --only ladder,belief     # some sections
+    python -m benchmarks.regenerate --scale 0.1              # a quick smaller run (not for the docs)
+    python -m benchmarks.regenerate --check                  # exit 1 if the docs differ from the JSON
+
+Each section writes `docs/results/<section>.json` (the numbers, with a stamp: commit, dirty
+flag, versions, ruleset hash, machine, load average, command, sizes) and `<section>.md` (the
+table rendered from the JSON). The docs (`docs/BENCHMARKS.md`) carry each table between
+`<!-- BEGIN RESULTS: <section> -->` and `<!-- END RESULTS: <section> -->`; `--write-docs`
+(the default after a run) replaces those blocks from the JSON, and `--check` (run by the tests)
+fails when a block differs from what the JSON renders to.
+
+Sections: `ladder` (each rung against the one below), `belief` (the search agent's
+failed-answer belief on/off/soft against opponents that sacrifice by choice, with paired
+differences between the modes over the same deals), `budget` (search strength against its
+simulation budget, vs `counter` and vs `search` at its default, with a PNG), `crossplay`
+(round robin, paired intervals, Bradley–Terry ratings and where the rating model's fit error
+exceeds sampling error), `search_speed` (decisions per second; a timing, machine-dependent).
+
+Reproducibility promise: the same command at the same commit, on the same machine with the same
+versions (Python, numpy, torch), gives the same numbers (timings and load average aside), for
+any number of workers. Across machines the heuristic and search results are expected to be
+identical too (pure Python + numpy integer sampling), but that is not tested; trained models are
+not (floating-point training differs between CPUs and library builds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "docs" / "results"
+DOCS = ROOT / "docs" / "BENCHMARKS.md"
+SEED = 2026
+
+LADDER = ["random", "highcard", "planner", "counter", "search"]
+#: published sizes (deal pairs); `--scale` multiplies them
+#: (sized to what a shared 2-core machine finishes in about an hour; search games cost 0.2-4 s each)
+SIZES: dict[str, Any] = {
+    "ladder": {"heuristic": 2000, "search": 200},
+    "belief": 200,
+    "budget": {24: 40, 48: 40, 96: 40, 200: 16, 400: 6, 800: 3},
+    "crossplay": 60,
+    "search_speed": 10,
+}
+BELIEF_OPPONENTS = ["counter:sacrifice_rate=0.2"]
+BELIEF_MODES = ["on", "off", "soft"]
+CROSSPLAY = ["random", "highcard", "planner", "counter", "search"]
+
+
+# ---------------------------------------------------------------------------------------
+# stamp
+# ---------------------------------------------------------------------------------------
+def _git(*args: str) -> str:
+    try:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def stamp(section: str, size: Any, command: str) -> dict[str, Any]:
+    """Where and with what a result was made."""
+    import importlib.metadata as md
+
+    from tacocat_env.config import make_config
+
+    versions = {"python": platform.python_version()}
+    for package in ("numpy", "scipy", "torch", "stable-baselines3", "tacocat-env"):
+        try:
+            versions[package] = md.version(package)
+        except md.PackageNotFoundError:
+            versions[package] = None
+    return {
+        "section": section,
+        "commit": _git("rev-parse", "HEAD"),
+        "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
+        "date_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M"),
+        "command": command,
+        "size": size,
+        "versions": versions,
+        "ruleset_hash": make_config(None).ruleset_hash(),
+        "machine": {"platform": platform.platform(), "machine": platform.machine(),
+                    "cpu_count": os.cpu_count(), "processor": platform.processor() or None},
+        "load_average_start": list(os.getloadavg()),
+    }
+
+
+def _scaled(size: Any, scale: float) -> Any:
+    if isinstance(size, dict):
+        return {k: max(2, round(v * scale)) for k, v in size.items()}
+    return max(2, round(size * scale))
+
+
+def _interval(m) -> dict[str, Any]:
+    return {"win_rate": m.win_rate_a, "paired": [m.ci_low, m.ci_high], "wilson": [m.wilson_low, m.wilson_high],
+            "wins": m.wins_a, "losses": m.wins_b, "draws": m.draws, "deal_pairs": m.games}
+
+
+def _pair_scores(m) -> np.ndarray:
+    return np.array([sum(s) / 2.0 for s in m.deal_scores])
+
+
+def _paired_difference(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """Mean of x - y over the same deal pairs with its 95% t interval."""
+    from scipy.stats import t as student_t
+
+    d = x - y
+    half = float(student_t.ppf(0.975, len(d) - 1)) * float(d.std(ddof=1)) / np.sqrt(len(d))
+    return {"mean": float(d.mean()), "low": float(d.mean() - half), "high": float(d.mean() + half)}
+
+
+# ---------------------------------------------------------------------------------------
+# sections: run (-> JSON-ready dict) and render (dict -> markdown)
+# ---------------------------------------------------------------------------------------
+def run_ladder(pairs: dict[str, int], workers: int) -> dict[str, Any]:
+    from agents.evaluation import match
+
+    rows = []
+    for lower, upper in zip(LADDER, LADDER[1:]):
+        n = pairs["search" if upper.startswith("search") else "heuristic"]
+        m = match(upper, lower, games=n, seed=SEED, workers=workers)
+        rows.append({"upper": upper, "lower": lower, **_interval(m), "wall_s": m.wall_s})
+    return {"rows": rows}
+
+
+def render_ladder(data: dict[str, Any]) -> str:
+    lines = ["| upper rung | lower rung | deal pairs | upper's win rate | 95% paired CI | 95% Wilson CI | strictly above? |",
+             "|---|---|---:|---:|---|---|---|"]
+    for r in data["rows"]:
+        verdict = "yes" if r["paired"][0] > 0.5 else "NO"
+        lines.append(f"| `{r['upper']}` | `{r['lower']}` | {r['deal_pairs']} | {r['win_rate']:.3f} | "
+                     f"{_ci(r['paired'])} | {_ci(r['wilson'])} | {verdict} |")
+    return "\n".join(lines)
+
+
+def run_belief(pairs: int, workers: int) -> dict[str, Any]:
+    from agents.evaluation import match
+
+    rows, diffs = [], []
+    for opponent in BELIEF_OPPONENTS:
+        scores = {}
+        for mode in BELIEF_MODES:
+            m = match(f"search:belief={mode}", opponent, games=pairs, seed=SEED, workers=workers)
+            scores[mode] = _pair_scores(m)
+            rows.append({"opponent": opponent, "belief": mode, **_interval(m)})
+        for mode in ("off", "soft"):
+            diffs.append({"opponent": opponent, "versus": f"{mode} - on", **_paired_difference(scores[mode], scores["on"])})
+    return {"rows": rows, "differences": diffs}
+
+
+def render_belief(data: dict[str, Any]) -> str:
+    lines = ["| opponent | belief | deal pairs | search's win rate | 95% paired CI | 95% Wilson CI |",
+             "|---|---|---:|---:|---|---|"]
+    for r in data["rows"]:
+        lines.append(f"| `{r['opponent']}` | {r['belief']} | {r['deal_pairs']} | {r['win_rate']:.3f} | "
+                     f"{_ci(r['paired'])} | {_ci(r['wilson'])} |")
+    lines += ["", "| opponent | difference (same deals) | mean | 95% paired CI |", "|---|---|---:|---|"]
+    for d in data["differences"]:
+        lines.append(f"| `{d['opponent']}` | {d['versus']} | {d['mean']:+.3f} | [{d['low']:+.3f}, {d['high']:+.3f}] |")
+    return "\n".join(lines)
+
+
+def run_budget(pairs: dict[int, int], workers: int) -> dict[str, Any]:
+    from agents.evaluation import match
+
+    rows = []
+    for budget, n in pairs.items():
+        for opponent in ("counter", "search"):
+            if opponent == "search" and int(budget) == 96:
+                continue  # the mirror match: 0.5 by symmetry
+            m = match(f"search:simulations={budget}", opponent, games=n, seed=SEED, workers=workers)
+            rows.append({"simulations": int(budget), "opponent": opponent, **_interval(m), "wall_s": m.wall_s})
+    return {"rows": rows}
+
+
+def render_budget(data: dict[str, Any]) -> str:
+    lines = ["| simulations | opponent | deal pairs | win rate | 95% paired CI | 95% Wilson CI |", "|---:|---|---:|---:|---|---|"]
+    for r in data["rows"]:
+        lines.append(f"| {r['simulations']} | `{r['opponent']}` | {r['deal_pairs']} | {r['win_rate']:.3f} | "
+                     f"{_ci(r['paired'])} | {_ci(r['wilson'])} |")
+    return "\n".join(lines)
+
+
+def plot_budget(data: dict[str, Any], path: Path) -> None:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.5, 4.0))
+    ax = fig.subplots()
+    for opponent, marker in (("counter", "o"), ("search", "s")):
+        rows = [r for r in data["rows"] if r["opponent"] == opponent]
+        x = np.array([r["simulations"] for r in rows])
+        y = np.array([r["win_rate"] for r in rows])
+        lo = np.array([r["paired"][0] for r in rows])
+        hi = np.array([r["paired"][1] for r in rows])
+        ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt=f"{marker}-", capsize=4, label=f"vs {opponent}"
+                    + (" (96 simulations)" if opponent == "search" else ""))
+    ax.axhline(0.5, color="grey", lw=0.8, ls=":")
+    ax.set_xscale("log")
+    ax.set_xticks([r["simulations"] for r in data["rows"] if r["opponent"] == "counter"])
+    ax.get_xaxis().set_major_formatter("{x:.0f}")
+    ax.get_xaxis().set_minor_formatter("")
+    ax.set_xlabel("simulations per decision")
+    ax.set_ylabel("win rate (95% paired interval)")
+    ax.set_title("Search strength against its budget")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def run_crossplay(pairs: int, workers: int) -> dict[str, Any]:
+    from agents.tournament import tournament
+
+    t = tournament(CROSSPLAY, games=pairs, seed=SEED, workers=workers, n_boot=1000)
+    index = {name: i for i, name in enumerate(t.agents)}
+    rows = []
+    for m in t.matches:
+        diff = t.ratings.ratings[index[m.agent_a]] - t.ratings.ratings[index[m.agent_b]]
+        predicted = 1.0 / (1.0 + 10.0 ** (-diff / 400.0))
+        half = (m.ci_high - m.ci_low) / 2.0
+        rows.append({"a": m.agent_a, "b": m.agent_b, **_interval(m), "bt_predicted": float(predicted),
+                     "fit_error": float(m.win_rate_a - predicted), "sampling_half_width": float(half),
+                     "fit_error_exceeds_sampling": bool(abs(m.win_rate_a - predicted) > half)})
+    return {"agents": t.agents, "ratings": t.ratings.to_dict(), "rows": rows,
+            "leaderboard": t.leaderboard()}
+
+
+def render_crossplay(data: dict[str, Any]) -> str:
+    lines = ["| rank | agent | Bradley–Terry rating (Elo scale, mean 0) | 95% bootstrap interval (deal pairs) |",
+             "|---:|---|---:|---|"]
+    for rank, r in enumerate(data["leaderboard"], 1):
+        lines.append(f"| {rank} | `{r['agent']}` | {r['rating']:.0f} | [{r['low']:.0f}, {r['high']:.0f}] |")
+    lines += ["", "| A | B | deal pairs | A's win rate | 95% paired CI | BT prediction | fit error | fit error > sampling? |",
+              "|---|---|---:|---:|---|---:|---:|---|"]
+    for r in data["rows"]:
+        lines.append(f"| `{r['a']}` | `{r['b']}` | {r['deal_pairs']} | {r['win_rate']:.3f} | {_ci(r['paired'])} | "
+                     f"{r['bt_predicted']:.3f} | {r['fit_error']:+.3f} | {'**yes**' if r['fit_error_exceeds_sampling'] else 'no'} |")
+    return "\n".join(lines)
+
+
+def run_search_speed(games: int, workers: int) -> dict[str, Any]:
+    from agents.arena import play_game
+    from agents.registry import make_agent
+
+    rows = []
+    for budget in (24, 48, 96, 200):
+        search, counter = make_agent("search", simulations=budget), make_agent("counter")
+        start = time.perf_counter()
+        for game in range(games):
+            seats = [search, counter] if game % 2 == 0 else [counter, search]
+            play_game(seats, seed=game, keep_events=False)
+        rows.append({"simulations": budget, "decisions": search.decisions,
+                     "decisions_per_s": search.decisions_per_second,
+                     "s_per_game": (time.perf_counter() - start) / games})
+    return {"rows": rows, "note": "one core; timings depend on the machine and its load"}
+
+
+def render_search_speed(data: dict[str, Any]) -> str:
+    lines = ["| simulations | searched decisions | decisions/s | s per game |", "|---:|---:|---:|---:|"]
+    for r in data["rows"]:
+        lines.append(f"| {r['simulations']} | {r['decisions']} | {r['decisions_per_s']:.0f} | {r['s_per_game']:.2f} |")
+    return "\n".join(lines)
+
+
+SECTIONS: dict[str, tuple[Callable[..., dict[str, Any]], Callable[[dict[str, Any]], str]]] = {
+    "ladder": (run_ladder, render_ladder),
+    "belief": (run_belief, render_belief),
+    "budget": (run_budget, render_budget),
+    "crossplay": (run_crossplay, render_crossplay),
+    "search_speed": (run_search_speed, render_search_speed),
+}
+
+
+def _ci(pair: list[float]) -> str:
+    return f"[{pair[0]:.3f}, {pair[1]:.3f}]"
+
+
+def render(section: str, data: dict[str, Any]) -> str:
+    """The markdown of a section's results (table + stamp line), from its JSON alone."""
+    s = data["stamp"]
+    dirty = " (with uncommitted changes)" if s["dirty"] else ""
+    line = (f"*Generated by `{s['command']}` at commit `{s['commit'][:10]}`{dirty} on {s['date_utc']} UTC; "
+            f"Python {s['versions']['python']}, numpy {s['versions']['numpy']}; ruleset `{s['ruleset_hash']}`; "
+            f"{s['machine']['machine']}, {s['machine']['cpu_count']} CPUs, load average "
+            f"{s['load_average_start'][0]:.1f} at start. Source: `docs/results/{section}.json`.*")
+    return SECTIONS[section][1](data["results"]) + "\n\n" + line + "\n"
+
+
+# ---------------------------------------------------------------------------------------
+# docs blocks
+# ---------------------------------------------------------------------------------------
+def _block(section: str) -> re.Pattern[str]:
+    return re.compile(rf"(<!-- BEGIN RESULTS: {section} -->\n)(.*?)(<!-- END RESULTS: {section} -->)", re.S)
+
+
+def docs_blocks(text: str) -> dict[str, str]:
+    """{section: block content} of every results block in a docs page."""
+    return {m.group(1): m.group(2) for m in re.finditer(
+        r"<!-- BEGIN RESULTS: (\w+) -->\n(.*?)<!-- END RESULTS: \1 -->", text, re.S)}
+
+
+def load(section: str, results_dir: Path = RESULTS) -> dict[str, Any]:
+    return json.loads((results_dir / f"{section}.json").read_text())
+
+
+def write_docs(path: Path = DOCS, results_dir: Path = RESULTS) -> list[str]:
+    """Replace every results block of `path` whose JSON exists; the sections updated."""
+    text = path.read_text()
+    done = []
+    for section in docs_blocks(text):
+        if (results_dir / f"{section}.json").is_file():
+            body = render(section, load(section, results_dir))
+            text = _block(section).sub(lambda m: m.group(1) + body + m.group(3), text)
+            done.append(section)
+    path.write_text(text)
+    return done
+
+
+def stale_blocks(path: Path = DOCS, results_dir: Path = RESULTS) -> list[str]:
+    """Sections whose docs block differs from what their JSON renders to (or has no JSON)."""
+    stale = []
+    for section, body in docs_blocks(path.read_text()).items():
+        json_path = results_dir / f"{section}.json"
+        if not json_path.is_file() or body != render(section, load(section, results_dir)):
+            stale.append(section)
+    return stale
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply the published sizes (quick runs)")
+    parser.add_argument("--size", type=json.loads, default=None,
+                        help='JSON size of the one section in --only, e.g. \'{"24": 40, "800": 3}\' for budget')
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results directory")
+    parser.add_argument("--no-docs", action="store_true", help="do not rewrite the docs' blocks")
+    parser.add_argument("--check", action="store_true", help="only check the docs against the JSON")
+    args = parser.parse_args(argv)
+    if args.check:
+        stale = stale_blocks(DOCS, args.out)
+        print("docs match the results JSON" if not stale else f"stale results blocks in {DOCS}: {', '.join(stale)}")
+        return 1 if stale else 0
+    sections = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = [s for s in sections if s not in SECTIONS]
+    if unknown:
+        parser.error(f"unknown section(s) {unknown}; known: {', '.join(SECTIONS)}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    command = "python -m benchmarks.regenerate " + " ".join(argv if argv is not None else sys.argv[1:])
+    if args.size is not None and len(sections) != 1:
+        parser.error("--size needs exactly one section in --only")
+    for section in sections:
+        size = _scaled(SIZES[section], args.scale) if args.size is None else args.size
+        if section == "budget":
+            size = {int(k): v for k, v in size.items()}
+        run, _ = SECTIONS[section]
+        meta = stamp(section, size, command.strip())
+        started = time.perf_counter()
+        results = run(size, args.workers)
+        meta["wall_s"] = time.perf_counter() - started
+        meta["load_average_end"] = list(os.getloadavg())
+        data = {"stamp": meta, "results": results}
+        (args.out / f"{section}.json").write_text(json.dumps(data, indent=2) + "\n")
+        (args.out / f"{section}.md").write_text(render(section, data))
+        if section == "budget":
+            plot_budget(results, args.out / "budget.png")
+        print(render(section, data), flush=True)
+    if not args.no_docs and args.out == RESULTS:
+        print("docs blocks updated:", ", ".join(write_docs()) or "none")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
