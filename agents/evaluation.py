@@ -60,7 +60,8 @@ def deal_seed(seed: int, deal: int) -> int:
 
 
 def agent_spec(agent: AgentLike) -> str:
-    """The spec string of an agent given by spec or by instance (its registry name)."""
+    """The spec string of an agent given by spec or by instance: the spec `make_agent` built it
+    from (parameters included), else its registry name."""
     if isinstance(agent, str):
         return agent
     return getattr(agent, "spec", None) or type(agent).name or type(agent).__name__

@@ -11,11 +11,12 @@ lowest card; losing it to a forced sacrifice (R5.5) is the main way to lose a ro
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 
 from agents.base import Agent, AgentInput
 from tacocat_env.engine import Phase
 from tacocat_env.ruleset import Ruleset
-from tacocat_env.view import PlayerView, opponent_bounds
+from tacocat_env.view import PlayerView, sample_opponent_hands
 
 
 # ---------------------------------------------------------------------------------------
@@ -38,6 +39,19 @@ def middle_cards_to_replace(hand: list[int], keep_from: int) -> list[int]:
     middle = [v for v in cards if keeper < v < keep_from]
     centre = (keeper + keep_from) / 2
     return sorted(middle, key=lambda v: (abs(v - centre), -v))
+
+
+def next_replacement(rules: Ruleset, hand: Sequence[int], aside: Sequence[int], cap: int,
+                     plan: Callable[[list[int]], list[int]]) -> int:
+    """The next replace action (R4.3, one card per action): set aside the first card of
+    `plan(hand as dealt)` that is not set aside yet while the cap allows, else stop."""
+    todo = plan([h + a for h, a in zip(hand, aside)])
+    for v, n in enumerate(aside):  # cards already set aside
+        for _ in range(n):
+            if v in todo:
+                todo.remove(v)
+    room = cap - sum(aside)
+    return todo[0] if todo and room > 0 else rules.codec.stop
 
 
 def cheapest_duel_card(hand: list[int]) -> int:
@@ -96,14 +110,8 @@ class HeuristicAgent(Agent):
         rules = view.rules
         hand = list(view.hand)
         if view.phase is Phase.REPLACE:
-            full = [h + a for h, a in zip(hand, view.own_set_aside)]
-            plan = self.replace_plan(view, full)
-            for v, n in enumerate(view.own_set_aside):  # cards already set aside
-                for _ in range(n):
-                    if v in plan:
-                        plan.remove(v)
-            room = view.replace_cap - sum(view.own_set_aside)
-            return plan[0] if plan and room > 0 else rules.codec.stop
+            return next_replacement(rules, hand, view.own_set_aside, view.replace_cap,
+                                    lambda dealt: self.replace_plan(view, dealt))
         if view.phase is Phase.DUEL:
             return rules.codec.duel_base + self.duel_card(view, hand)
         if view.phase is Phase.ATTACK:
@@ -194,19 +202,13 @@ class CardCounterAgent(PlannerAgent):
         return max(widest, key=forced)
 
     def _opponent_hands(self, view: PlayerView) -> list[list[int]]:
-        """Opponent hands drawn from the unseen cards, within what their answers revealed."""
-        unseen = view.unseen()
-        low, high = opponent_bounds(view, assume_forced_sacrifice=False)
-        pool = [v for v, n in enumerate(unseen) for _ in range(n) if low <= v < high]
-        size = view.hand_sizes[1]
-        if len(pool) < size:
-            pool = [v for v, n in enumerate(unseen) for _ in range(n)]
+        """Opponent hands (counts per value) drawn from the unseen cards, within what their
+        answers revealed (no belief about why they failed)."""
         hands = []
-        for _ in range(self.samples):
-            picks = self.rng.choice(len(pool), size=size, replace=False)
+        for cards in sample_opponent_hands(view, self.rng, self.samples, assume_forced_sacrifice=False):
             opp = [0] * view.rules.n_values
-            for i in picks:
-                opp[pool[i]] += 1
+            for v in cards:
+                opp[v] += 1
             hands.append(opp)
         return hands
 

@@ -218,8 +218,10 @@ def make_agent(spec: str, **params: Any) -> Agent:
     merged: dict[str, Any] = {**texts, **params}
     checked = _check_params(name, cls, merged, set(texts) - set(params))
     try:
-        return cls(**checked)
+        agent = cls(**checked)
     except ValueError as err:
         if type(err) is not ValueError:  # already a specific error (a model file, ...)
             raise
         raise AgentSpecError(f"agent {name!r}: {err}") from None
+    agent.spec = format_spec(name, **checked)  # what results record: the agent with its parameters
+    return agent

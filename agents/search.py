@@ -6,7 +6,8 @@ At each decision with more than one legal action the agent
    the opponent's hidden cards are drawn from the unseen cards, respecting what their failed
    answers revealed, see that module), never reading the true hidden state;
 2. in every world, plays each legal action and finishes the *round* with a fast heuristic
-   rollout policy for both players (the counter's rules applied to each player's own cards);
+   rollout policy for both players (the planner's replace, attack and answer rules with the
+   counter's cheap duel card, applied to each player's own cards);
 3. picks the action with the best mean round result (+1 won, 0 void, -1 lost).
 
 The round is the unit of value: a decisive round moves the Tacocat one space for its winner,
@@ -34,6 +35,7 @@ from agents.heuristic import (
     cheapest_duel_card,
     keeper_safe_answer,
     middle_cards_to_replace,
+    next_replacement,
     widest_attack,
 )
 from tacocat_env.engine import GameState, Phase, apply_action, legal_actions
@@ -47,15 +49,8 @@ def rollout_action(state: GameState, keep_from: int = 7) -> int:
     hand = state.hands[player]
     phase = state.phase
     if phase is Phase.REPLACE:
-        aside = state.set_aside[player]
-        full = [h + a for h, a in zip(hand, aside)]
-        plan = middle_cards_to_replace(full, keep_from)
-        for v, n in enumerate(aside):
-            for _ in range(n):
-                if v in plan:
-                    plan.remove(v)
-        room = state.replace_cap[player] - sum(aside)
-        return plan[0] if plan and room > 0 else rules.codec.stop
+        return next_replacement(rules, hand, state.set_aside[player], state.replace_cap[player],
+                                lambda dealt: middle_cards_to_replace(dealt, keep_from))
     if phase is Phase.DUEL:
         return rules.codec.duel_base + cheapest_duel_card(hand)
     if phase is Phase.ATTACK:

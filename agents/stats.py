@@ -98,6 +98,14 @@ def _t_half_width(x: np.ndarray, confidence: float) -> float:
     return float(student_t.ppf(0.5 + confidence / 2.0, df=x.size - 1)) * float(x.std(ddof=1)) / math.sqrt(x.size)
 
 
+def verdict(low: float, high: float, level: float = 0.5) -> str:
+    """Is the win rate above `level`, by its interval [low, high]? "yes" (the whole interval is
+    above), "no" (the whole interval is below) or "undecided". The one wording of "beats it?"."""
+    if low > level:
+        return "yes"
+    return "no" if high < level else "undecided"
+
+
 def elo_to_prob(diff: float) -> float:
     """P(win) of a player rated `diff` Elo points above the opponent."""
     return 1.0 / (1.0 + 10.0 ** (-diff / 400.0))

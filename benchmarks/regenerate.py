@@ -139,12 +139,13 @@ def run_ladder(pairs: dict[str, int], workers: int) -> dict[str, Any]:
 
 
 def render_ladder(data: dict[str, Any]) -> str:
+    from agents.stats import verdict as beats
+
     lines = ["| upper rung | lower rung | deal pairs | upper's win rate | 95% paired CI | 95% Wilson CI | strictly above? |",
              "|---|---|---:|---:|---|---|---|"]
     for r in data["rows"]:
-        verdict = "yes" if r["paired"][0] > 0.5 else "NO"
         lines.append(f"| `{r['upper']}` | `{r['lower']}` | {r['deal_pairs']} | {r['win_rate']:.3f} | "
-                     f"{_ci(r['paired'])} | {_ci(r['wilson'])} | {verdict} |")
+                     f"{_ci(r['paired'])} | {_ci(r['wilson'])} | {beats(*r['paired'])} |")
     return "\n".join(lines)
 
 

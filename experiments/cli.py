@@ -1,15 +1,15 @@
 """The `tacocat` command line: list agents, run matches and tournaments, play, replay.
 
     tacocat agents
-    tacocat match random highcard --games 200 --seed 1 --workers 2 --json out.json --save-games g.jsonl
-    tacocat tournament --agents random,highcard,planner --games 100 --seed 1 --workers 2 --out results/t1
+    tacocat match random highcard --deal-pairs 200 --seed 1 --workers 2 --json out.json --save-games g.jsonl
+    tacocat tournament --agents random,highcard,planner --deal-pairs 100 --seed 1 --workers 2 --out results/t1
     tacocat play --opponent planner --seat 1 --seed 7
     tacocat replay g.jsonl --game 3 --gif game3.gif
     tacocat train --config experiments/configs/ppo_vs_heuristics.yaml --seed 1 --set algo.learning_rate=1e-3
     tacocat tune --config experiments/configs/tune_ppo.yaml --trials 20 --workers 2
 
 Also runnable as `python -m experiments.cli`. Matches and tournaments use the duplicate
-format: `--games N` is the number of deal pairs (2N games, seats swapped on each deal).
+format: `--deal-pairs N` (old name `--games`) is the number of deal pairs (2N games, seats swapped on each deal).
 """
 
 from __future__ import annotations
@@ -178,7 +178,8 @@ def match_table(result) -> Table:
 def match_command(
     agent_a: str = typer.Argument(..., help="Agent A spec, e.g. random or search:simulations=200."),
     agent_b: str = typer.Argument(..., help="Agent B spec."),
-    games: int = typer.Option(100, "--games", "-n", min=1, help="Deal pairs: each deal is played twice, seats swapped."),
+    games: int = typer.Option(100, "--deal-pairs", "--games", "-n", min=1,
+                              help="Deal pairs: each deal is played twice, seats swapped (--games is the old name)."),
     seed: int = typer.Option(0, "--seed", "-s", min=0, help="Match seed (deals and agents' randomness)."),
     workers: int = typer.Option(1, "--workers", "-w", min=1, help="Worker processes (results do not depend on it)."),
     json_path: Optional[Path] = typer.Option(None, "--json", help="Write the result summary as JSON here."),
@@ -216,7 +217,8 @@ def match_command(
 @app.command("tournament")
 def tournament_command(
     agents: list[str] = typer.Option(..., "--agents", "-a", help="Agent specs, comma-separated (or the option repeated)."),
-    games: int = typer.Option(100, "--games", "-n", min=1, help="Deal pairs per pairing (2 games each, seats swapped)."),
+    games: int = typer.Option(100, "--deal-pairs", "--games", "-n", min=1,
+                              help="Deal pairs per pairing (2 games each, seats swapped; --games is the old name)."),
     seed: int = typer.Option(0, "--seed", "-s", min=0, help="Seed: every pairing plays the same deals."),
     workers: int = typer.Option(1, "--workers", "-w", min=1, help="Worker processes."),
     out: Path = typer.Option(Path("results/tournament"), "--out", "-o", help="Output folder."),

@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from agents.stats import verdict as beats
 from experiments.config import ExperimentConfig
 
 
@@ -41,7 +42,7 @@ def evaluate_run(run_dir: Path, config: ExperimentConfig, model_name: str = "fin
 def markdown_table(rows: list[dict[str, Any]]) -> str:
     lines = ["| opponent | deal pairs | win rate | 95% paired CI | 95% Wilson CI | beats it? |", "|---|---|---|---|---|---|"]
     for r in rows:
-        verdict = "yes" if r["ci_low"] > 0.5 else ("no" if r["ci_high"] < 0.5 else "undecided")
+        verdict = beats(r["ci_low"], r["ci_high"])
         lines.append(f"| {r['opponent']} | {r['deal_pairs']} | {r['win_rate']:.3f} | "
                      f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] | [{r['wilson_low']:.3f}, {r['wilson_high']:.3f}] | {verdict} |")
     return "\n".join(lines) + "\n"
@@ -52,7 +53,7 @@ def print_table(rows: list[dict[str, Any]], title: str) -> None:
     for column in ("opponent", "deal pairs", "win rate", "95% paired CI", "beats it?"):
         table.add_column(column)
     for r in rows:
-        verdict = "yes" if r["ci_low"] > 0.5 else ("no" if r["ci_high"] < 0.5 else "undecided")
+        verdict = beats(r["ci_low"], r["ci_high"])
         table.add_row(r["opponent"], str(r["deal_pairs"]), f"{r['win_rate']:.3f}",
                       f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]", verdict)
     Console().print(table)

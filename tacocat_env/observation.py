@@ -114,9 +114,9 @@ def encode_view(view: PlayerView) -> np.ndarray:
     `encode(state, view.player)` for the state the view was taken from (tested)."""
     return _encode(
         view.rules, view.player, view.phase, view.to_act, view.hand, view.own_set_aside, view.own_duel,
-        view.discard, view.attack, view.answers, view.last_duel, view.replace_cap, view.replaced[0],
-        view.replaced[1], view.space, view.covered, view.winner, view.attacker, view.rounds_played,
-        view.hand_sizes[1], view.draw_pile_size,
+        view.discard, view.attack, view.answers, view.last_duel, view.replace_cap,
+        view.replaced[view.player], view.replaced[view.opponent], view.space, view.covered, view.winner,
+        view.attacker, view.rounds_played, view.hand_sizes[view.opponent], view.draw_pile_size,
     )
 
 

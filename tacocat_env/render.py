@@ -110,7 +110,7 @@ def render_view(view: PlayerView) -> str:
         hand += f"   (your duel card: {values[view.own_duel]})"
     lines.append(hand)
     lines.append(
-        f"Hand sizes: you {view.hand_sizes[0]}, opponent {view.hand_sizes[1]}; draw pile {view.draw_pile_size}."
+        f"Hand sizes: you {view.hand_sizes[me]}, opponent {view.hand_sizes[opp]}; draw pile {view.draw_pile_size}."
     )
     lines.append(f"Face-up cards this round: {_cards(view.discard, values)}")
     if view.last_duel is not None:

@@ -26,7 +26,12 @@ from tacocat_env.ruleset import Ruleset
 
 @dataclass(frozen=True)
 class PlayerView:
-    """Everything `player` knows. Card fields are counts or value indices of the ruleset."""
+    """Everything `player` knows. Card fields are counts or value indices of the ruleset.
+
+    Every pair (`hand_sizes`, `replaced`, `last_duel`) and every player field (`to_act`,
+    `attacker`, `winner`) is by seat, as in `GameState`: `view.hand_sizes[view.opponent]` is
+    the opponent's hand size. Only the observation vector is egocentric (me, then opp).
+    """
 
     rules: Ruleset
     player: int
@@ -98,11 +103,11 @@ def player_view(state: GameState, player: int) -> PlayerView:
         own_set_aside=tuple(state.set_aside[player]),
         own_duel=state.duel[player],
         discard=tuple(state.discard),
-        hand_sizes=(state.hand_size(player), state.hand_size(1 - player)),
+        hand_sizes=(state.hand_size(0), state.hand_size(1)),
         draw_pile_size=len(state.draw_pile),
         replace_cap=state.replace_cap[player] if acting and state.phase is Phase.REPLACE else 0,
         replace_queue=tuple(state.replace_queue) if state.phase is Phase.REPLACE else (),
-        replaced=(state.replaced[player], state.replaced[1 - player]),
+        replaced=(state.replaced[0], state.replaced[1]),
         attacker=state.attacker,
         attack=tuple(state.attack),
         answers=tuple(state.answers),
@@ -132,6 +137,23 @@ def opponent_bounds(view: PlayerView, assume_forced_sacrifice: bool = False) -> 
     return low, high
 
 
+def sample_opponent_hands(view: PlayerView, rng: np.random.Generator, count: int,
+                          assume_forced_sacrifice: bool = True) -> list[list[int]]:
+    """`count` hands the opponent may hold (lists of value indices), drawn without replacement
+    from the unseen cards within `opponent_bounds`: with the forced-sacrifice belief if it leaves
+    enough cards, else without it, else (inconsistent beliefs) from any unseen cards. The one
+    sampler of hidden hands: the search's determinizations and the counter's attack weighing."""
+    pool = [v for v, n in enumerate(view.unseen()) for _ in range(n)]
+    size = view.hand_sizes[view.opponent]
+    allowed = pool
+    for low, high in (opponent_bounds(view, assume_forced_sacrifice), opponent_bounds(view, False)):
+        within = [v for v in pool if low <= v < high]
+        if len(within) >= size:
+            allowed = within
+            break
+    return [[allowed[i] for i in rng.choice(len(allowed), size=size, replace=False)] for _ in range(count)]
+
+
 def sample_state(view: PlayerView, rng: np.random.Generator, assume_forced_sacrifice: bool = True) -> GameState:
     """A full game state that agrees with everything in `view` (a determinization).
 
@@ -143,20 +165,8 @@ def sample_state(view: PlayerView, rng: np.random.Generator, assume_forced_sacri
     """
     rules = view.rules
     me, opp = view.player, view.opponent
-    unseen = view.unseen()
-    pool = [v for v, n in enumerate(unseen) for _ in range(n)]
-    opp_size = view.hand_sizes[1]
-    bounds_list = [opponent_bounds(view, assume_forced_sacrifice), opponent_bounds(view, False)]
-    opp_cards: list[int] | None = None
-    for low, high in bounds_list:
-        allowed = [v for v in pool if low <= v < high]
-        if len(allowed) >= opp_size:
-            picks = rng.choice(len(allowed), size=opp_size, replace=False)
-            opp_cards = [allowed[i] for i in picks]
-            break
-    if opp_cards is None:  # inconsistent beliefs: fall back to any unseen cards
-        picks = rng.choice(len(pool), size=opp_size, replace=False)
-        opp_cards = [pool[i] for i in picks]
+    pool = [v for v, n in enumerate(view.unseen()) for _ in range(n)]
+    opp_cards = sample_opponent_hands(view, rng, 1, assume_forced_sacrifice)[0]
     rest = list(pool)
     for v in opp_cards:
         rest.remove(v)
@@ -178,8 +188,7 @@ def sample_state(view: PlayerView, rng: np.random.Generator, assume_forced_sacri
     state.replace_cap[me] = view.replace_cap
     if view.phase is Phase.REPLACE and view.arrow is None and opp in view.replace_queue:
         state.replace_cap[opp] = rules.board[view.space]
-    state.replaced = [None, None]  # the view's pair is (own, opponent's): back to seat order
-    state.replaced[me], state.replaced[opp] = view.replaced
+    state.replaced = list(view.replaced)
     state.duel = [None, None]
     state.duel[me] = view.own_duel
     if view.phase is Phase.DUEL and view.to_act == me and me == 1:

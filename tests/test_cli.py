@@ -238,3 +238,11 @@ def test_replay_draws_the_game_as_a_gif(tmp_path):
     assert f"({frames} frames)" in result.output
     bad = invoke("replay", games, "--gif", tmp_path / "missing" / "x.gif")
     assert bad.exit_code != 0 and "--gif" in bad.output
+
+
+def test_deal_pairs_is_the_option_name_and_games_its_old_alias(tmp_path):
+    new, old = tmp_path / "new.json", tmp_path / "old.json"
+    assert invoke("match", "random", "highcard", "--deal-pairs", 2, "--seed", 3, "--json", new, "--no-progress").exit_code == 0
+    assert invoke("match", "random", "highcard", "--games", 2, "--seed", 3, "--json", old, "--no-progress").exit_code == 0
+    a, b = json.loads(new.read_text()), json.loads(old.read_text())
+    assert a["games"] == b["games"] == 2 and a["deal_scores"] == b["deal_scores"]

@@ -144,3 +144,12 @@ def test_config_is_used():
     r = match("test-first", "test-first", games=2, seed=0, config=cfg, progress=False)
     assert r.ruleset_hash == cfg.ruleset_hash()
     assert r.mean_rounds <= 2
+
+
+def test_results_record_the_agent_with_its_parameters():
+    from agents.evaluation import agent_spec
+
+    assert agent_spec(make_agent("search:simulations=200")) == "search:simulations=200"
+    assert agent_spec(make_agent("planner", keep_from=6)) == "planner:keep_from=6"
+    assert agent_spec(make_agent("counter")) == "counter"
+    assert make_agent(agent_spec(make_agent("search:simulations=24,belief=off"))).belief == "off"

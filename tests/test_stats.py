@@ -200,3 +200,9 @@ def test_paired_interval_edge_cases():
     assert lo == 0.0 and hi == 1.0  # clipped
     with pytest.raises(ValueError, match="in \\[0, 1\\]"):
         paired_interval([0.5, 1.5])
+
+
+def test_verdict_is_one_wording_of_beats_it():
+    from agents.stats import verdict
+
+    assert verdict(0.51, 0.60) == "yes" and verdict(0.40, 0.49) == "no" and verdict(0.45, 0.55) == "undecided"
