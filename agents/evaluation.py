@@ -253,7 +253,7 @@ def play_deal(
 
 
 @dataclass(frozen=True)
-class _Chunk:
+class DealChunk:
     """A unit of work for a worker process: some deals of one pairing."""
 
     key: Any
@@ -265,13 +265,14 @@ class _Chunk:
     keep_records: bool
 
 
-def _play_chunk(chunk: _Chunk) -> tuple[Any, list[DealResult]]:
+def _play_chunk(chunk: DealChunk) -> tuple[Any, list[DealResult]]:
     a = make_agent(chunk.agent_a)
     b = make_agent(chunk.agent_b)
     return chunk.key, [play_deal(a, b, chunk.seed, k, chunk.config, chunk.keep_records) for k in chunk.deals]
 
 
-def _chunks(deals: int, workers: int) -> list[tuple[int, ...]]:
+def split_deals(deals: int, workers: int) -> list[tuple[int, ...]]:
+    """Deal indices 0..deals-1 in chunks sized for `workers` processes (at most 50 deals each)."""
     size = max(1, min(50, math.ceil(deals / (4 * workers))))
     return [tuple(range(start, min(deals, start + size))) for start in range(0, deals, size)]
 
@@ -284,7 +285,7 @@ def mp_context() -> multiprocessing.context.BaseContext:
 
 
 def run_chunks(
-    chunks: Sequence[_Chunk],
+    chunks: Sequence[DealChunk],
     workers: int,
     progress: bool | tqdm = True,
     desc: str = "games",
@@ -402,7 +403,7 @@ def match(
                     f"with workers={workers} agents must be given as spec strings (worker processes "
                     f"rebuild them with make_agent), got an instance {agent!r}"
                 )
-        chunks = [_Chunk("match", spec_a, spec_b, seed, deals, cfg, keep_records) for deals in _chunks(games, workers)]
+        chunks = [DealChunk("match", spec_a, spec_b, seed, deals, cfg, keep_records) for deals in split_deals(games, workers)]
         deals = run_chunks(chunks, workers, progress, desc=f"{spec_a} vs {spec_b}")["match"]
     else:
         a = _build(agent_a)

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from agents.evaluation import MatchResult, _Chunk, _chunks, run_chunks, summarize
+from agents.evaluation import MatchResult, DealChunk, split_deals, run_chunks, summarize
 from agents.registry import make_agent
 from agents.stats import PairResults, RatingsResult, bradley_terry_ratings
 from tacocat_env.config import RulesConfig, make_config
@@ -115,9 +115,9 @@ def tournament(
     cfg = config if isinstance(config, RulesConfig) else make_config(config)
     pairs = list(itertools.combinations(range(len(specs)), 2))
     chunks = [
-        _Chunk((i, j), specs[i], specs[j], seed, deals, cfg, False)
+        DealChunk((i, j), specs[i], specs[j], seed, deals, cfg, False)
         for i, j in pairs
-        for deals in _chunks(games, max(1, workers))
+        for deals in split_deals(games, max(1, workers))
     ]
     start = time.perf_counter()
     with tqdm(total=2 * games * len(pairs), unit="game", desc="tournament", disable=not progress, leave=False) as bar:
