@@ -10,10 +10,10 @@ its random generator (new rounds are dealt from the generator given to `to_game`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from tacocat_env.batch import core
@@ -23,7 +23,7 @@ from tacocat_env.engine import GameState, Phase
 from tacocat_env.ruleset import compile_rules
 
 #: fields of `State` that depend on the deal (the shuffle) rather than on the public game
-DEAL_FIELDS = ("hands", "pile")
+DEAL_FIELDS = ("hands", "pile", "pile_counts", "pile_ordered")
 
 
 def game_fields(game: GameState, t: Tables) -> dict[str, np.ndarray]:
@@ -51,7 +51,9 @@ def game_fields(game: GameState, t: Tables) -> dict[str, np.ndarray]:
         "hands": np.asarray(game.hands, np.int32),
         "set_aside": np.asarray(game.set_aside, np.int32),
         "pile": padded(game.draw_pile, t.deck_size),
+        "pile_counts": np.bincount(np.asarray(game.draw_pile, np.int64), minlength=t.n_values).astype(np.int32),
         "pile_size": np.int32(len(game.draw_pile)),
+        "pile_ordered": np.bool_(True),
         "discard": np.asarray(game.discard, np.int32),
         "replace_left": np.int32(len(game.replace_queue)),
         "replace_cap": np.asarray(game.replace_cap, np.int32),
@@ -84,14 +86,10 @@ def refresh(t: Tables, state: State) -> State:
     return state.replace(observation=core.observe(t, state, state.current_player))
 
 
-_REFRESH: dict[int, object] = {}
-
-
-def _refresher(t: Tables):  # one jitted, vmapped refresh per ruleset
-    fn = _REFRESH.get(id(t))
-    if fn is None:
-        fn = _REFRESH[id(t)] = jax.jit(jax.vmap(lambda s: refresh(t, s)))
-    return fn
+@functools.lru_cache(maxsize=16)
+def _refresher(t: Tables) -> Callable[[State], State]:
+    """The jitted, vmapped `refresh` of one ruleset's tables."""
+    return jax.jit(jax.vmap(lambda s: refresh(t, s)))
 
 
 def from_game(game: GameState, t: Tables) -> State:
@@ -119,7 +117,8 @@ def to_game(state: State, t: Tables, index: int | None = None,
             seed: int | np.random.Generator | None = None) -> GameState:
     """One game of a batch state (row `index` when batched) as a reference `GameState`.
 
-    The result has no history and deals later rounds from `seed`. A game ended by an illegal
+    The result has no history and deals later rounds from `seed`; a pile the batch engine
+    dealt (kept as counts) is put in a random order from `seed`. A game ended by an illegal
     action (pgx's penalty) has no reference counterpart: ValueError.
     """
     batched = np.ndim(state.current_player) > 0
@@ -132,6 +131,12 @@ def to_game(state: State, t: Tables, index: int | None = None,
     if bool(row.terminated) and phase is not Phase.OVER:
         raise ValueError("this game was ended by an illegal action (pgx's penalty); it has no reference state")
     rules = compile_rules(t.rules.config)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    if bool(row.pile_ordered):
+        draw_pile = [int(c) for c in row.pile[: int(row.pile_size)]]
+    else:  # a pile dealt by the batch engine has no order yet: shuffle it (R7.1: hidden anyway)
+        cards = np.repeat(np.arange(t.n_values), row.pile_counts)
+        draw_pile = [int(c) for c in cards[rng.permutation(len(cards))]]
 
     def player(value: np.ndarray) -> int | None:
         return None if int(value) == NONE else int(value)
@@ -141,7 +146,7 @@ def to_game(state: State, t: Tables, index: int | None = None,
     lrw = int(row.last_round_winner)
     game = GameState(
         rules=rules,
-        rng=seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed),
+        rng=rng,
         space=int(row.space),
         covered=[bool(c) for c in row.covered],
         rounds_played=int(row.rounds_played),
@@ -149,7 +154,7 @@ def to_game(state: State, t: Tables, index: int | None = None,
         to_act=to_act,
         hands=[[int(n) for n in h] for h in row.hands],
         set_aside=[[int(n) for n in h] for h in row.set_aside],
-        draw_pile=[int(c) for c in row.pile[: int(row.pile_size)]],
+        draw_pile=draw_pile,
         discard=[int(n) for n in row.discard],
         replace_queue=[to_act, 1 - to_act][:left],
         replace_cap=[int(c) for c in row.replace_cap],

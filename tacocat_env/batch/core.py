@@ -6,10 +6,14 @@ traced values, so they `jit` and `vmap`. Every function mirrors a function of th
 engine (`tacocat_env/engine.py`, `tacocat_env/observation.py`) line by line; the comments
 name them. Player-valued fields use NONE (-1) where the reference has None.
 
-Randomness: a new round (R2.2, R6.4) shuffles the whole deck with the key passed to `step`;
-the engine keeps no key of its own. Within a round, cards are drawn from the top (the end) of
-the stored draw pile, as in the reference, so a position converted from the reference plays
-on with the same draws.
+Randomness comes from the key passed to `init`/`step`; the engine keeps no key of its own.
+The draw pile is kept as counts per value. Shuffling a whole deck on every step (a vmapped
+step computes every branch) cost more than the rest of a step, so a round is dealt (R2.2,
+R6.4) and replacements are drawn (R4.3) card by card, uniformly at random from the pile's
+counts: the same distribution as drawing from the top of a shuffled pile. A position
+converted from the reference keeps its pile order (`pile_ordered`): until its next round,
+cards are drawn from the top of `pile` exactly as the reference draws them, so both engines
+play on identically from any converted position.
 """
 
 from __future__ import annotations
@@ -51,8 +55,10 @@ class State(PgxState):
     phase: jax.Array = jnp.int32(0)                 # P_REPLACE .. P_OVER
     hands: jax.Array = jnp.zeros((2, 0), _I32)      # (2, V) cards held, per value index
     set_aside: jax.Array = jnp.zeros((2, 0), _I32)  # (2, V) cards set aside in the replace step
-    pile: jax.Array = jnp.zeros(0, _I32)            # (deck,) draw pile, top card at pile_size - 1
+    pile_counts: jax.Array = jnp.zeros(0, _I32)     # (V,) draw pile, count per value (hidden)
     pile_size: jax.Array = jnp.int32(0)
+    pile_ordered: jax.Array = jnp.bool_(False)      # True: draw from the top of `pile` (converted)
+    pile: jax.Array = jnp.zeros(0, _I32)            # (deck,) ordered pile, top card at pile_size - 1
     discard: jax.Array = jnp.zeros(0, _I32)         # (V,) face-up cards of this round
     replace_left: jax.Array = jnp.int32(0)          # players still to replace (len(replace_queue))
     replace_cap: jax.Array = jnp.zeros(2, _I32)
@@ -97,6 +103,7 @@ def init(t: Tables, key: jax.Array) -> State:
         hands=jnp.zeros((2, v), _I32),
         set_aside=jnp.zeros((2, v), _I32),
         pile=jnp.zeros(t.deck_size, _I32),
+        pile_counts=jnp.zeros(v, _I32),
         discard=jnp.zeros(v, _I32),
         attack=jnp.full(a, NONE, _I32),
         answers=jnp.full(a, NONE, _I32),
@@ -107,16 +114,16 @@ def init(t: Tables, key: jax.Array) -> State:
 
 def _start_round(t: Tables, state: State, key: jax.Array) -> State:
     """R2.2/R6.4: shuffle all cards, deal the space's deal size to both, open the replace step."""
-    pile = jax.random.permutation(key, jnp.asarray(t.deck_cards))
     size = jnp.asarray(t.board)[state.space]
-    position = jnp.arange(t.deck_size, dtype=_I32)
-    top = t.deck_size
-    # player_0 draws the top `size` cards, then player_1 the next `size` (engine._start_round)
-    hand0 = _counts(pile, (position >= top - size), t.n_values)
-    hand1 = _counts(pile, (position >= top - 2 * size) & (position < top - size), t.n_values)
+    deck = jnp.asarray(t.rules.copies, _I32)
+    key0, key1 = jax.random.split(key)
+    # player_0 is dealt `size` cards, then player_1 (engine._start_round)
+    hand0 = _draw(deck, size, key0, t.max_deal)
+    hand1 = _draw(deck - hand0, size, key1, t.max_deal)
     state = state.replace(
-        pile=pile,
-        pile_size=jnp.int32(top) - 2 * size,
+        pile_counts=deck - hand0 - hand1,
+        pile_size=jnp.int32(t.deck_size) - 2 * size,
+        pile_ordered=jnp.bool_(False),
         hands=jnp.stack([hand0, hand1]),
         set_aside=jnp.zeros_like(state.set_aside),
         discard=jnp.zeros_like(state.discard),
@@ -148,10 +155,11 @@ def _open_replace(t: Tables, state: State) -> State:
 def legal_mask(t: Tables, state: State) -> jax.Array:
     """(N,) bool: the legal actions of the player to act; all true once the game is over."""
     player = state.current_player
-    hand = state.hands[player]
+    hand = _hand(state.hands, player)
     kind = jnp.asarray(t.kind)
     held = hand[jnp.asarray(t.card)] > 0
-    room = state.replace_cap[player] - jnp.sum(state.set_aside[player])
+    room = jnp.where(player == 0, state.replace_cap[0] - jnp.sum(state.set_aside[0]),
+                     state.replace_cap[1] - jnp.sum(state.set_aside[1]))
     replace = ((kind == REPLACE) & held & (room > 0)) | (kind == STOP)
     duel = (kind == DUEL) & held
     most = jnp.sum(hand) - 1  # R5.4: an attack leaves the attacker one card
@@ -171,16 +179,17 @@ def legal_mask(t: Tables, state: State) -> jax.Array:
 def step(t: Tables, state: State, action: jax.Array, key: jax.Array) -> State:
     """Play a legal `action` for the player to act (R4-R6); rewards of this step in `rewards`."""
     rounds_before = state.rounds_played
+    stop_key, key = jax.random.split(key)
     branch = jnp.asarray(t.kind)[action]
     state = jax.lax.switch(
         branch,
         [
             lambda s: _set_aside(t, s, action),
-            lambda s: _stop_replacing(t, s),
+            lambda s: _stop_replacing(t, s, stop_key),
             lambda s: _duel(t, s, action),
             lambda s: _attack(t, s, action),
             lambda s: _answer(t, s, jnp.asarray(t.card)[action]),
-            lambda s: _answer(t, s, _lowest(s.hands[s.current_player])),
+            lambda s: _answer(t, s, _lowest(_hand(s.hands, s.current_player))),
         ],
         state,
     )
@@ -217,46 +226,78 @@ def _rewards(t: Tables, state: State, rounds_before: jax.Array) -> jax.Array:
 def _set_aside(t: Tables, state: State, action: jax.Array) -> State:
     card = jnp.asarray(t.card)[action]
     player = state.current_player
-    return state.replace(hands=state.hands.at[player, card].add(-1),
-                         set_aside=state.set_aside.at[player, card].add(1))
+    card_row = _row(player, _one_hot(card, t.n_values))
+    return state.replace(hands=state.hands - card_row, set_aside=state.set_aside + card_row)
 
 
-def _stop_replacing(t: Tables, state: State) -> State:
+def _stop_replacing(t: Tables, state: State, key: jax.Array) -> State:
     """engine._stop_replacing: R4.1 reveals both at the end, R4.2 caps the second replacer."""
     player = state.current_player
     left = state.replace_left - 1
     simultaneous = jnp.asarray(t.arrows)[state.space] == NONE
     # R4.1, first of two: nothing is revealed until both finished
     wait = state.replace(replace_left=left, current_player=jnp.int32(1))
-    # R4.1, both finished: reveal player_0's then player_1's replacement
-    both = _reveal(t, _reveal(t, state, jnp.int32(0)), jnp.int32(1))
-    # R4.2: reveal the player who stopped; the second may replace at most as many
-    one = _reveal(t, state, player)
+    # R4.1, both finished: reveal player_0's then player_1's replacement; R4.2: reveal the
+    # player who stopped (the other's set-aside is empty then)
+    n = jnp.sum(state.set_aside, axis=1)
+    key0, key1 = jax.random.split(key)
+    shown = _reveal(t, _reveal(t, state, 0, n[0], key0), 1, n[1], key1)
+    shown = shown.replace(replaced=jnp.where(simultaneous | (jnp.arange(2) == player), n, state.replaced))
+    # R4.2: the second may replace at most as many as the first
     second = 1 - player
-    cap = one.replaced[player]
-    second_turn = one.replace(replace_left=left, replace_cap=one.replace_cap.at[second].set(cap),
-                              current_player=second)
-    second_skips = one.replace(replaced=one.replaced.at[second].set(jnp.where(left > 0, 0, one.replaced[second])))
-    duel_next = jax.tree.map(lambda b, o: jnp.where(simultaneous, b, o), both, second_skips)
-    duel_next = _open_duel(duel_next.replace(replace_left=jnp.int32(0)))
-    to_second = ~simultaneous & (left > 0) & (cap > 0)
+    cap = n[player]
+    second_turn = shown.replace(replace_left=left, replace_cap=jnp.where(jnp.arange(2) == second, cap,
+                                                                       shown.replace_cap), current_player=second)
+    first_of_two = ~simultaneous & (left > 0)
+    duel_next = shown.replace(replaced=jnp.where(first_of_two & (jnp.arange(2) == second), 0, shown.replaced),
+                              replace_left=jnp.int32(0))
+    duel_next = _open_duel(duel_next)
+    to_second = first_of_two & (cap > 0)
     to_wait = simultaneous & (left > 0)
     return _select(to_wait, wait, _select(to_second, second_turn, duel_next))
 
 
-def _reveal(t: Tables, state: State, player: jax.Array) -> State:
-    """engine._reveal_replacement (R4.3): set-aside cards go face up; draw as many from the top."""
-    aside = state.set_aside[player]
-    n = jnp.sum(aside)
+def _reveal(t: Tables, state: State, player: int, n: jax.Array, key: jax.Array) -> State:
+    """engine._reveal_replacement (R4.3) for `player` when n > 0 (n = the cards it set aside):
+    they go face up; it draws as many, from the top of an ordered pile or at random."""
     position = jnp.arange(t.deck_size, dtype=_I32)
-    drawn = _counts(state.pile, (position < state.pile_size) & (position >= state.pile_size - n), t.n_values)
+    from_top = _counts(state.pile, (position < state.pile_size) & (position >= state.pile_size - n), t.n_values)
+    drawn = jnp.where(state.pile_ordered, from_top, _draw(state.pile_counts, n, key, t.max_deal))
+    revealing = n > 0
     return state.replace(
-        discard=state.discard + aside,
-        hands=state.hands.at[player].add(drawn),
+        discard=state.discard + state.set_aside[player],
+        hands=state.hands + _row(player, drawn),
+        pile_counts=state.pile_counts - drawn,
         pile_size=state.pile_size - n,
-        set_aside=state.set_aside.at[player].set(0),
-        replaced=state.replaced.at[player].set(n),
+        set_aside=jnp.where(revealing, state.set_aside * _row(1 - player, 1), state.set_aside),
     )
+
+
+def _draw(counts: jax.Array, n: jax.Array, key: jax.Array, max_n: int) -> jax.Array:
+    """Counts per value of `n` (<= max_n) cards drawn uniformly without replacement from a pile
+    of `counts` cards, one card at a time (a shuffle's top n cards have this distribution)."""
+    bits = jax.random.bits(key, (max_n,), jnp.uint32)
+    drawn = jnp.zeros_like(counts)
+    for i in range(max_n):
+        left = counts - drawn
+        total = jnp.maximum(jnp.sum(left), 1).astype(jnp.uint32)
+        pick = (bits[i] % total).astype(_I32)  # bias < total / 2**32, below 1e-8 here
+        card = jnp.argmax(jnp.cumsum(left) > pick)
+        drawn = drawn + ((jnp.arange(counts.shape[-1]) == card) & (i < n))
+    return drawn
+
+
+def _row(player: jax.Array | int, values: jax.Array | int) -> jax.Array:
+    """A (2, V)-broadcastable array: `values` in `player`'s row, 0 in the other."""
+    return jnp.where((jnp.arange(2) == player)[:, None], values, 0)
+
+
+def _hand(hands: jax.Array, player: jax.Array) -> jax.Array:
+    return jnp.where(player == 0, hands[0], hands[1])
+
+
+def _one_hot(index: jax.Array, size: int) -> jax.Array:
+    return (jnp.arange(size, dtype=_I32) == index).astype(_I32)
 
 
 def _open_duel(state: State) -> State:
@@ -267,12 +308,13 @@ def _duel(t: Tables, state: State, action: jax.Array) -> State:
     """engine._duel (R5.1/R5.2): hidden choices; the higher card attacks; a tie duels again."""
     card = jnp.asarray(t.card)[action]
     player = state.current_player
-    state = state.replace(hands=state.hands.at[player, card].add(-1), duel=state.duel.at[player].set(card))
+    state = state.replace(hands=state.hands - _row(player, _one_hot(card, t.n_values)),
+                          duel=jnp.where(jnp.arange(2) == player, card, state.duel))
     first_chose = state.replace(current_player=jnp.int32(1))
     first, second = state.duel[0], state.duel[1]
     revealed = state.replace(
         duel=jnp.full(2, NONE, _I32),
-        discard=state.discard.at[first].add(1).at[second].add(1),
+        discard=state.discard + _one_hot(first, t.n_values) + _one_hot(second, t.n_values),
         last_duel=jnp.stack([first, second]),
     )
     attacker = jnp.where(first > second, 0, 1).astype(_I32)
@@ -287,7 +329,7 @@ def _duel(t: Tables, state: State, action: jax.Array) -> State:
 def _attack(t: Tables, state: State, action: jax.Array) -> State:
     player = state.current_player
     return state.replace(
-        hands=state.hands.at[player].add(-jnp.asarray(t.attack_counts)[action]),
+        hands=state.hands - _row(player, jnp.asarray(t.attack_counts)[action]),
         attack=jnp.asarray(t.attack_cards)[action],
         attack_len=jnp.asarray(t.attack_len)[action],
         answers=jnp.full_like(state.answers, NONE),
@@ -301,8 +343,8 @@ def _answer(t: Tables, state: State, card: jax.Array) -> State:
     """engine._answer (R5.5-R5.7): one answer per attack card; the trick is decided at the end."""
     defender = state.current_player
     state = state.replace(
-        hands=state.hands.at[defender, card].add(-1),
-        answers=state.answers.at[state.answers_len].set(card),
+        hands=state.hands - _row(defender, _one_hot(card, t.n_values)),
+        answers=jnp.where(jnp.arange(t.max_attack) == state.answers_len, card, state.answers),
         answers_len=state.answers_len + 1,
     )
     index = jnp.arange(t.max_attack)
@@ -327,8 +369,8 @@ def _showdown(t: Tables, state: State, key: jax.Array) -> State:
     """engine._showdown (R6.1/R6.2/R1.4): the lower last card wins; equal cards per tie_policy."""
     last0, last1 = _lowest(state.hands[0]), _lowest(state.hands[1])
     state = state.replace(
-        hands=state.hands.at[0, last0].add(-1).at[1, last1].add(-1),
-        discard=state.discard.at[last0].add(1).at[last1].add(1),
+        hands=state.hands - jnp.stack([_one_hot(last0, t.n_values), _one_hot(last1, t.n_values)]),
+        discard=state.discard + _one_hot(last0, t.n_values) + _one_hot(last1, t.n_values),
     )
     tie = jnp.asarray(t.arrows)[state.space] if t.rules.config.tie_policy == "arrow_player_wins" else NONE
     winner = jnp.where(last0 < last1, 0, jnp.where(last1 < last0, 1, tie)).astype(_I32)
@@ -346,7 +388,7 @@ def _finish_round(t: Tables, state: State, winner: jax.Array, key: jax.Array) ->
         rounds_played=rounds,
         last_round_winner=jnp.where(decisive, winner, VOID).astype(_I32),
         attacker=jnp.int32(NONE),
-        covered=jnp.where(decisive, state.covered.at[start].set(True), state.covered),
+        covered=state.covered | (decisive & (jnp.arange(t.n_spaces) == start)),
         space=jnp.where(decisive & ~in_goal, target, start).astype(_I32),
     )
     won = state.replace(winner=winner, phase=jnp.int32(P_OVER))

@@ -32,7 +32,7 @@ class ConfigNotCompilableError(ValueError):
     """A valid rules config that the batch engine cannot compile (a documented limit)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity: jitted functions are cached per instance
 class Tables:
     """Per-ruleset constants of the batch engine (numpy arrays; the JAX code closes over them)."""
 
@@ -43,6 +43,7 @@ class Tables:
     obs_size: int
     deck_size: int
     max_attack: int
+    max_deal: int
     centre: int
     max_rounds: int
     deck_cards: np.ndarray        # (deck,) value index of every card, ascending
@@ -95,6 +96,7 @@ def compile_tables(config: RulesConfig | Ruleset) -> Tables:
         obs_size=ObservationLayout(rules).size,
         deck_size=cfg.deck_size,
         max_attack=max_attack,
+        max_deal=max(rules.board),
         centre=cfg.centre,
         max_rounds=cfg.max_rounds,
         deck_cards=np.asarray(rules.deck_cards, np.int32),
