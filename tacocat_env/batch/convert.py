@@ -89,7 +89,7 @@ def refresh(t: Tables, state: State) -> State:
 @functools.lru_cache(maxsize=16)
 def _refresher(t: Tables) -> Callable[[State], State]:
     """The jitted, vmapped `refresh` of one ruleset's tables."""
-    return jax.jit(jax.vmap(lambda s: refresh(t, s)))
+    return jax.jit(jax.vmap(lambda s: refresh(t, s)), compiler_options={"xla_backend_optimization_level": 0})
 
 
 def from_game(game: GameState, t: Tables) -> State:

@@ -18,7 +18,8 @@ def random_legal_actions(key: jax.Array, mask: jax.Array) -> jax.Array:
     return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
 
 
-def make_rollout(env: TacocatBatch, batch_size: int, num_steps: int) -> Callable[[jax.Array], tuple[State, dict]]:
+def make_rollout(env: TacocatBatch, batch_size: int, num_steps: int,
+                 compiler_options: dict | None = None) -> Callable[[jax.Array], tuple[State, dict]]:
     """A jitted function `rollout(key) -> (final state, stats)`: `batch_size` games played with
     uniformly random legal actions for `num_steps` auto-reset steps (`lax.scan`).
 
@@ -49,4 +50,4 @@ def make_rollout(env: TacocatBatch, batch_size: int, num_steps: int) -> Callable
         (state, _, stats), _ = jax.lax.scan(body, (state, key, stats), None, length=num_steps)
         return state, stats
 
-    return jax.jit(rollout)
+    return jax.jit(rollout, compiler_options=compiler_options)

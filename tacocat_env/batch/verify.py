@@ -28,7 +28,7 @@ from tqdm import tqdm
 from tacocat_env.batch import convert, core
 from tacocat_env.batch.env import TacocatBatch
 from tacocat_env.config import RulesConfig, make_config
-from tacocat_env.engine import apply_action, legal_actions, new_game, returns, round_shaping
+from tacocat_env.engine import GameState, apply_action, legal_actions, new_game, returns, round_shaping
 from tacocat_env.observation import encode
 
 
@@ -64,71 +64,82 @@ def _compiled(env: TacocatBatch, fast_compile: bool) -> tuple[Callable, Callable
 
 def lockstep(env: TacocatBatch, n_games: int, seed: int, batch: int = 1024, progress: bool = False,
              fast_compile: bool = False, tamper: Callable[[core.State], core.State] | None = None) -> Report:
-    """Play `n_games` random games in both engines in lockstep, `batch` at a time.
+    """Play `n_games` new random games in both engines in lockstep, `batch` at a time.
 
     `tamper(state)` (tests only) may alter the batch engine's state after each step, to show
     that a wrong engine is caught.
     """
+    rng = np.random.default_rng(seed)
+    report = Report()
+    with tqdm(total=n_games, disable=not progress, unit="game", desc="lockstep") as bar:
+        while report.games < n_games:
+            size = min(batch, n_games - report.games)
+            games = [new_game(env.tables.rules, int(s)) for s in rng.integers(0, 2**63, size)]
+            part = lockstep_from(env, games, int(rng.integers(2**31)), fast_compile, tamper, report.games)
+            report.add(part)
+            bar.update(size)
+            if progress:
+                bar.write(f"{report.games} games, {report.decisions} decisions, {report.resyncs} re-syncs, "
+                          f"{len(report.mismatches)} mismatches")
+    return report
+
+
+def lockstep_from(env: TacocatBatch, games: list[GameState], seed: int, fast_compile: bool = False,
+                  tamper: Callable[[core.State], core.State] | None = None, offset: int = 0) -> Report:
+    """Play reference positions (mutated in place) to their end in both engines in lockstep."""
     t = env.tables
     step, observe_both = _compiled(env, fast_compile)
     rng = np.random.default_rng(seed)
     key = jax.random.key(seed)
-    report = Report()
-    bar = tqdm(total=n_games, disable=not progress, unit="game", desc="lockstep")
-    done_games = 0
-    while done_games < n_games:
-        size = min(batch, n_games - done_games)
-        games = [new_game(t.rules, int(s)) for s in rng.integers(0, 2**63, size)]
-        state = env.from_games(games)
-        live = np.ones(size, bool)
-        _compare(report, games, live, state, observe_both, t, None, done_games)
-        while live.any():
-            actions = np.zeros(size, np.int32)
-            expected_rewards = np.zeros((size, 2), np.float32)
-            rounds_before = [g.rounds_played for g in games]
-            for i in np.flatnonzero(live):
-                legal = legal_actions(games[i])
-                actions[i] = legal[rng.integers(len(legal))]
-                apply_action(games[i], int(actions[i]))
-                paid = round_shaping(games[i], rounds_before[i])
-                if games[i].is_over:
-                    paid = [p + r for p, r in zip(paid, returns(games[i]))]
-                expected_rewards[i] = paid
-            key, sub = jax.random.split(key)
-            state = step(state, jnp.asarray(actions), jax.random.split(sub, size))
-            if tamper is not None:
-                state = tamper(state)
-            report.decisions += int(live.sum())
-            state = _compare(report, games, live, state, observe_both, t, (expected_rewards, rounds_before),
-                             done_games)
-            for i in np.flatnonzero(live):
-                if games[i].is_over:
-                    live[i] = False
-                    bar.update(1)
-        done_games += size
-        report.games += size
-    bar.close()
+    report = Report(games=len(games))
+    size = len(games)
+    state = env.from_games(games)
+    live = np.array([not g.is_over for g in games])
+    state = _compare(report, games, live, state, observe_both, t, None, offset)
+    while live.any():
+        actions = np.zeros(size, np.int32)
+        expected_rewards = np.zeros((size, 2), np.float32)
+        rounds_before = [g.rounds_played for g in games]
+        for i in np.flatnonzero(live):
+            legal = legal_actions(games[i])
+            actions[i] = legal[rng.integers(len(legal))]
+            apply_action(games[i], int(actions[i]))
+            paid = round_shaping(games[i], rounds_before[i])
+            if games[i].is_over:
+                paid = [p + r for p, r in zip(paid, returns(games[i]))]
+            expected_rewards[i] = paid
+        key, sub = jax.random.split(key)
+        state = step(state, jnp.asarray(actions), jax.random.split(sub, size))
+        if tamper is not None:
+            state = tamper(state)
+        report.decisions += int(live.sum())
+        state = _compare(report, games, live, state, observe_both, t, (expected_rewards, rounds_before), offset)
+        live &= np.array([not g.is_over for g in games])
     return report
 
 
 def _compare(report: Report, games, live, state, observe_both, t, step_info, offset) -> core.State:
-    """Compare every live game; re-sync new rounds from the reference. Returns the state used."""
+    """Compare every live game; re-sync new rounds from the reference. Returns the state used.
+
+    Expected values are gathered per game, then compared for the whole batch at once (bit for
+    bit: float32 arrays are compared as uint32); messages are written only for mismatches.
+    """
     host = jax.device_get(state)
     fail = report.mismatches.append
+    rows = np.flatnonzero(live)
+    tags = {i: f"game {offset + i}, decision {len(games[i].actions)}" for i in rows}
     if step_info is not None:
         expected_rewards, rounds_before = step_info
-        resync = []
-        for i in np.flatnonzero(live):
-            g = games[i]
-            tag = f"game {offset + i}, decision {len(g.actions)}"
-            rewards = host.rewards[i]
-            if rewards.view(np.uint32).tolist() != expected_rewards[i].view(np.uint32).tolist():
-                fail(f"{tag}: rewards {rewards.tolist()} != reference {expected_rewards[i].tolist()}")
-            if bool(host.terminated[i]) != (g.winner is not None) or bool(host.truncated[i]) != g.truncated:
-                fail(f"{tag}: terminated/truncated {bool(host.terminated[i])}/{bool(host.truncated[i])} "
-                     f"!= reference {g.winner is not None}/{g.truncated}")
-            if g.rounds_played != rounds_before[i] and not g.is_over:
-                resync.append(i)
+        bad = rows[(host.rewards[rows].view(np.uint32) != expected_rewards[rows].view(np.uint32)).any(axis=1)]
+        for i in bad:
+            fail(f"{tags[i]}: rewards {host.rewards[i].tolist()} != reference {expected_rewards[i].tolist()}")
+        terminated = np.array([games[i].winner is not None for i in rows], bool)
+        truncated = np.array([games[i].truncated for i in rows], bool)
+        bad = rows[(host.terminated[rows] != terminated) | (host.truncated[rows] != truncated)]
+        for i in bad:
+            fail(f"{tags[i]}: terminated/truncated {bool(host.terminated[i])}/{bool(host.truncated[i])} "
+                 f"!= reference {games[i].winner is not None}/{games[i].truncated}")
+        resync = [i for i in rows if games[i].rounds_played != rounds_before[i] and not games[i].is_over]
         if resync:
             fields = {k: np.array(getattr(host, k)) for k in convert.game_fields(games[0], t)}
             for i in resync:
@@ -143,25 +154,30 @@ def _compare(report: Report, games, live, state, observe_both, t, step_info, off
             state = rebuilt.replace(rewards=state.rewards, _step_count=state._step_count)
             host = jax.device_get(state)
     observations = np.asarray(observe_both(state))
-    for i in np.flatnonzero(live):
+    expected = observations.copy()
+    expected_mask = np.ones_like(host.legal_action_mask)
+    expected_player = host.current_player.copy()
+    for i in rows:
         g = games[i]
-        tag = f"game {offset + i}, decision {len(g.actions)}"
+        expected[i, 0] = encode(g, 0)
+        expected[i, 1] = encode(g, 1)
+        if not g.is_over:
+            expected_mask[i] = False
+            expected_mask[i, legal_actions(g)] = True
+            expected_player[i] = g.to_act
+    for i in np.flatnonzero((observations.view(np.uint32) != expected.view(np.uint32)).any(axis=2).any(axis=1)):
         for p in (0, 1):
-            expected = encode(g, p)
-            if observations[i, p].view(np.uint32).tolist() != expected.view(np.uint32).tolist():
-                bad = np.flatnonzero(observations[i, p] != expected)
-                fail(f"{tag}: observation of player_{p} differs at {bad.tolist()}")
-        mask = host.legal_action_mask[i]
-        if g.is_over:
-            if not mask.all():
-                fail(f"{tag}: mask at the end of the game is not all true (pgx's convention)")
-            continue
-        if np.flatnonzero(mask).tolist() != legal_actions(g):
-            fail(f"{tag}: mask {np.flatnonzero(mask).tolist()} != reference {legal_actions(g)}")
-        if int(host.current_player[i]) != g.to_act:
-            fail(f"{tag}: player to act {int(host.current_player[i])} != reference {g.to_act}")
-        if host.observation[i].view(np.uint32).tolist() != observations[i, g.to_act].view(np.uint32).tolist():
-            fail(f"{tag}: state.observation is not the observation of the player to act")
+            bad = np.flatnonzero(observations[i, p].view(np.uint32) != expected[i, p].view(np.uint32))
+            if bad.size:
+                fail(f"{tags[i]}: observation of player_{p} differs at {bad.tolist()}")
+    for i in np.flatnonzero((host.legal_action_mask != expected_mask).any(axis=1)):
+        fail(f"{tags[i]}: mask {np.flatnonzero(host.legal_action_mask[i]).tolist()} != reference "
+             f"{np.flatnonzero(expected_mask[i]).tolist()} (all true once over, pgx's convention)")
+    for i in np.flatnonzero(host.current_player != expected_player):
+        fail(f"{tags[i]}: player to act {int(host.current_player[i])} != reference {expected_player[i]}")
+    acting = observations[np.arange(len(games)), np.clip(host.current_player, 0, 1)]
+    for i in rows[(host.observation[rows].view(np.uint32) != acting[rows].view(np.uint32)).any(axis=1)]:
+        fail(f"{tags[i]}: state.observation is not the observation of the player to act")
     return state
 
 
