@@ -19,7 +19,6 @@ import subprocess
 import time
 
 import jax
-import jax.numpy as jnp
 import pgx
 from pgx.experimental import auto_reset
 

@@ -25,7 +25,7 @@ from tacocat_env import RulesConfig, apply_action, encode, legal_actions, new_ga
 from tacocat_env.batch import ConfigNotCompilableError, TacocatBatch  # noqa: E402
 from tacocat_env.batch.convert import game_fields  # noqa: E402
 from tacocat_env.batch.rollout import make_rollout  # noqa: E402
-from tacocat_env.batch.verify import FAST_COMPILE, _compiled, lockstep, lockstep_from  # noqa: E402
+from tacocat_env.batch.verify import FAST_COMPILE, compiled_functions, lockstep, lockstep_from  # noqa: E402
 from tacocat_env.observation import ObservationLayout  # noqa: E402
 from tacocat_env.ruleset import compile_rules  # noqa: E402
 
@@ -48,7 +48,7 @@ def env() -> TacocatBatch:
 # Compilation dominates these tests' time, so they share a few compiled functions: the
 # vmapped step and both-players observation of the lockstep check, and a vmapped init.
 def batched(env: TacocatBatch):
-    return _compiled(env, True)
+    return compiled_functions(env, True)
 
 
 @functools.lru_cache(maxsize=4)

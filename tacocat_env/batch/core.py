@@ -194,8 +194,8 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array) -> State:
         state,
     )
     # R5.2/R5.7: a revealed duel or a decided trick that leaves one card each goes to the
-    # showdown (the reference calls _showdown from _duel and _answer; one call here keeps
-    # one shuffle per step). Mid-trick or mid-duel, the hands are never both down to one.
+    # showdown (the reference calls _showdown from _duel and _answer; one call here deals
+    # at most once per step). Mid-trick or mid-duel, the hands are never both down to one.
     showdown = ((state.phase == P_DUEL) | (state.phase == P_ATTACK)) & (jnp.sum(state.hands[0]) == 1) & (
         jnp.sum(state.hands[1]) == 1) & (state.duel[0] == NONE)
     state = _select(showdown, _showdown(t, state, key), state)
@@ -281,7 +281,7 @@ def _draw(counts: jax.Array, n: jax.Array, key: jax.Array, max_n: int) -> jax.Ar
     for i in range(max_n):
         left = counts - drawn
         total = jnp.maximum(jnp.sum(left), 1).astype(jnp.uint32)
-        pick = (bits[i] % total).astype(_I32)  # bias < total / 2**32, below 1e-8 here
+        pick = (bits[i] % total).astype(_I32)  # modulo bias < deck size / 2**32
         card = jnp.argmax(jnp.cumsum(left) > pick)
         drawn = drawn + ((jnp.arange(counts.shape[-1]) == card) & (i < n))
     return drawn
@@ -297,6 +297,7 @@ def _hand(hands: jax.Array, player: jax.Array) -> jax.Array:
 
 
 def _one_hot(index: jax.Array, size: int) -> jax.Array:
+    """One-hot int32 vector of `index`; all zeros for NONE."""
     return (jnp.arange(size, dtype=_I32) == index).astype(_I32)
 
 
@@ -427,9 +428,6 @@ def observe(t: Tables, state: State, player: jax.Array) -> jax.Array:
     over = phase == P_OVER
     values = jnp.arange(v, dtype=_I32)
 
-    def one_hot(index: jax.Array, size: int) -> jax.Array:  # all zeros for NONE
-        return (jnp.arange(size, dtype=_I32) == index).astype(jnp.float32)
-
     hand = state.hands[player]
     own_duel = state.duel[player]
     own_aside = state.set_aside[player] + (values == own_duel)
@@ -457,15 +455,15 @@ def observe(t: Tables, state: State, player: jax.Array) -> jax.Array:
     f32 = jnp.float32
     parts = [
         hand, own_aside, state.discard, attack, answers,
-        one_hot(current, v), one_hot(state.last_duel[player], v), one_hot(state.last_duel[opp], v),
+        _one_hot(current, v), _one_hot(state.last_duel[player], v), _one_hot(state.last_duel[opp], v),
         failing[None], my_size[None], opp_size[None], state.pile_size[None],
-        one_hot(phase, 5), my_turn[None], allowance[None],
+        _one_hot(phase, 5), my_turn[None], allowance[None],
         jnp.maximum(state.replaced[player], 0)[None], jnp.maximum(state.replaced[opp], 0)[None],
-        one_hot(role_index, 3), tacocat, covered,
+        _one_hot(role_index, 3), tacocat, covered,
         moves_to_goal(state.covered, state.space, state.winner, player)[None],
         moves_to_goal(state.covered, state.space, state.winner, opp)[None],
-        jnp.asarray(t.board)[state.space][None], one_hot(arrow_index, 3),
-        one_hot(attacker_index, 3),
+        jnp.asarray(t.board)[state.space][None], _one_hot(arrow_index, 3),
+        _one_hot(attacker_index, 3),
         jnp.asarray(t.round_fraction)[jnp.minimum(state.rounds_played, t.max_rounds)][None],
     ]
     return jnp.concatenate([jnp.asarray(p).astype(f32) for p in parts])

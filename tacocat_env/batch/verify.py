@@ -54,7 +54,7 @@ FAST_COMPILE = {"xla_backend_optimization_level": 0}
 
 
 @functools.lru_cache(maxsize=16)
-def _compiled(env: TacocatBatch, fast_compile: bool) -> tuple[Callable, Callable]:
+def compiled_functions(env: TacocatBatch, fast_compile: bool) -> tuple[Callable, Callable]:
     """The jitted, vmapped step and both-players observation of an env (cached per env)."""
     options = FAST_COMPILE if fast_compile else None
     step = jax.jit(jax.vmap(env.step), compiler_options=options)
@@ -88,7 +88,7 @@ def lockstep_from(env: TacocatBatch, games: list[GameState], seed: int, fast_com
                   tamper: Callable[[core.State], core.State] | None = None, offset: int = 0) -> Report:
     """Play reference positions (mutated in place) to their end in both engines in lockstep."""
     t = env.tables
-    step, observe_both = _compiled(env, fast_compile)
+    step, observe_both = compiled_functions(env, fast_compile)
     rng = np.random.default_rng(seed)
     key = jax.random.key(seed)
     report = Report(games=len(games))
