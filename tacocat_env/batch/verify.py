@@ -165,15 +165,16 @@ def _compare(report: Report, games, live, state, observe_both, t, step_info, off
             expected_mask[i] = False
             expected_mask[i, legal_actions(g)] = True
             expected_player[i] = g.to_act
-    for i in np.flatnonzero((observations.view(np.uint32) != expected.view(np.uint32)).any(axis=2).any(axis=1)):
+    differs = (observations.view(np.uint32) != expected.view(np.uint32)).any(axis=2).any(axis=1)
+    for i in rows[differs[rows]]:
         for p in (0, 1):
             bad = np.flatnonzero(observations[i, p].view(np.uint32) != expected[i, p].view(np.uint32))
             if bad.size:
                 fail(f"{tags[i]}: observation of player_{p} differs at {bad.tolist()}")
-    for i in np.flatnonzero((host.legal_action_mask != expected_mask).any(axis=1)):
+    for i in rows[(host.legal_action_mask != expected_mask).any(axis=1)[rows]]:
         fail(f"{tags[i]}: mask {np.flatnonzero(host.legal_action_mask[i]).tolist()} != reference "
              f"{np.flatnonzero(expected_mask[i]).tolist()} (all true once over, pgx's convention)")
-    for i in np.flatnonzero(host.current_player != expected_player):
+    for i in rows[(host.current_player != expected_player)[rows]]:
         fail(f"{tags[i]}: player to act {int(host.current_player[i])} != reference {expected_player[i]}")
     acting = observations[np.arange(len(games)), np.clip(host.current_player, 0, 1)]
     for i in rows[(host.observation[rows].view(np.uint32) != acting[rows].view(np.uint32)).any(axis=1)]:
