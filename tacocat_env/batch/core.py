@@ -277,13 +277,17 @@ def _draw(counts: jax.Array, n: jax.Array, key: jax.Array, max_n: int) -> jax.Ar
     """Counts per value of `n` (<= max_n) cards drawn uniformly without replacement from a pile
     of `counts` cards, one card at a time (a shuffle's top n cards have this distribution)."""
     bits = jax.random.bits(key, (max_n,), jnp.uint32)
+    v = counts.shape[-1]
+    # running totals by comparisons, not jnp.cumsum (a slow reduce-window on XLA:CPU)
+    upto = jnp.arange(v)[:, None] >= jnp.arange(v)[None, :]  # upto[i, j]: j <= i
     drawn = jnp.zeros_like(counts)
     for i in range(max_n):
         left = counts - drawn
         total = jnp.maximum(jnp.sum(left), 1).astype(jnp.uint32)
         pick = (bits[i] % total).astype(_I32)  # modulo bias < deck size / 2**32
-        card = jnp.argmax(jnp.cumsum(left) > pick)
-        drawn = drawn + ((jnp.arange(counts.shape[-1]) == card) & (i < n))
+        running = jnp.sum(jnp.where(upto, left[None, :], 0), axis=1)
+        card = jnp.sum(running <= pick)  # the first value whose running total exceeds pick
+        drawn = drawn + ((jnp.arange(v) == card) & (i < n))
     return drawn
 
 
