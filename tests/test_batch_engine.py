@@ -181,6 +181,8 @@ def test_bad_input_clear_errors(env):
         env.step(state, jnp.array([1, 2]), key)
     with pytest.raises(TypeError, match="PRNG key"):
         env.step(state, jnp.int32(1))
+    with pytest.raises(TypeError, match="PRNG key"):
+        env.step(state, jnp.int32(1), jnp.zeros(3, jnp.float32))
     with pytest.raises(ConfigNotCompilableError, match="max_rounds"):
         TacocatBatch(max_rounds=100_000)
     with pytest.raises(ValueError, match="odd number"):
