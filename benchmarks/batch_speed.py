@@ -1,0 +1,103 @@
+"""Speed of the batch engine (tacocat_env.batch) on this machine's JAX backend, with pgx's
+`leduc_holdem` at batch 4,096 in the same run as the anchor.
+
+Steps/s = batch x steps / wall time of a jitted `lax.scan` of random-legal auto-reset steps
+(`tacocat_env.batch.rollout.make_rollout`; pgx leduc runs the same loop), after compilation.
+Compilation is timed on its own. The table also prints the load average, since other
+processes on a shared machine slow every figure down.
+
+    python benchmarks/batch_speed.py                      # the table of docs/PERFORMANCE.md
+    python benchmarks/batch_speed.py --batches 1 64 4096  # a subset
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import time
+
+import jax
+import pgx
+from pgx.experimental import auto_reset
+
+from tacocat_env.batch import TacocatBatch
+from tacocat_env.batch.rollout import make_rollout, random_legal_actions
+
+BATCHES = (1, 64, 1024, 4096, 16384, 65536)
+
+
+def pgx_rollout(env, batch_size: int, num_steps: int):
+    """The same random-legal auto-reset loop for a pgx env."""
+    init = jax.vmap(env.init)
+    step = jax.vmap(auto_reset(env.step, env.init))
+
+    def body(carry, _):
+        state, key = carry
+        key, act_key, step_key = jax.random.split(key, 3)
+        action = random_legal_actions(act_key, state.legal_action_mask)
+        return (step(state, action, jax.random.split(step_key, batch_size)), key), None
+
+    def rollout(key):
+        key, init_key = jax.random.split(key)
+        state = init(jax.random.split(init_key, batch_size))
+        (state, _), _ = jax.lax.scan(body, (state, key), None, length=num_steps)
+        return state, {}
+
+    return jax.jit(rollout)
+
+
+def measure(rollout, batch_size: int, num_steps: int, repeats: int) -> tuple[float, float]:
+    """(compile seconds, steps per second: best of `repeats` timed runs after compilation)."""
+    key = jax.random.key(0)
+    start = time.perf_counter()
+    compiled = rollout.lower(key).compile()
+    compile_s = time.perf_counter() - start
+    jax.block_until_ready(compiled(key))  # warm-up run
+    best = float("inf")
+    for r in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(compiled(jax.random.key(r + 1)))
+        best = min(best, time.perf_counter() - start)
+    return compile_s, batch_size * num_steps / best
+
+
+def steps_for(batch_size: int, budget: int) -> int:
+    return max(20, min(2000, budget // batch_size))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batches", type=int, nargs="+", default=list(BATCHES))
+    parser.add_argument("--budget", type=int, default=2_000_000, help="steps per timed run (batch x steps)")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    env = TacocatBatch()
+    print(f"commit {commit}, jax {jax.__version__} ({jax.default_backend()}, {jax.devices()[0].device_kind}), "
+          f"pgx {pgx.__version__}, python {platform.python_version()}, {os.cpu_count()} CPUs, "
+          f"ruleset {env.config.ruleset_hash()}")
+    print(f"load average at start: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
+    leduc = pgx.make("leduc_holdem")
+    n = steps_for(4096, args.budget)
+    leduc_compile, leduc_speed = measure(pgx_rollout(leduc, 4096, n), 4096, n, args.repeats)
+    print(f"compile time: pgx leduc_holdem batch 4096: {leduc_compile:.1f} s")
+    rows = []
+    for batch in args.batches:
+        n = steps_for(batch, args.budget)
+        compile_s, speed = measure(make_rollout(env, batch, n), batch, n, args.repeats)
+        rows.append((batch, n, compile_s, speed))
+        print(f"compile time: tacocat batch {batch}: {compile_s:.1f} s", flush=True)
+    print()
+    print("| engine | batch | steps per run | steps/s | ratio to pgx leduc (4,096) |")
+    print("|---|---:|---:|---:|---:|")
+    print(f"| pgx leduc_holdem | 4,096 | {steps_for(4096, args.budget)} | {leduc_speed:,.0f} | 1.00 |")
+    for batch, n, _, speed in rows:
+        print(f"| tacocat (batch) | {batch:,} | {n} | {speed:,.0f} | {speed / leduc_speed:.2f} |")
+    print(f"\nload average at end: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

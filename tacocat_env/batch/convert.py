@@ -1,0 +1,171 @@
+"""Conversion between reference `GameState`s and batch `State`s, both ways.
+
+`from_games` turns reference positions (any `new_game` or `setup_position` state) into a batch
+state, so any position can be analysed in batch and the two engines compared anywhere;
+`to_game` turns one row back into a `GameState`. The draw pile keeps its order both ways, so
+the two engines draw the same cards for the rest of the round. What does not cross: the
+reference's history (`events`, `actions`: a converted-back state starts with empty ones) and
+its random generator (new rounds are dealt from the generator given to `to_game`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+
+import jax
+import numpy as np
+
+from tacocat_env.batch import core
+from tacocat_env.batch.core import State
+from tacocat_env.batch.tables import NONE, VOID, Tables
+from tacocat_env.engine import GameState, Phase
+from tacocat_env.ruleset import compile_rules
+
+#: fields of `State` that depend on the deal (the shuffle) rather than on the public game
+DEAL_FIELDS = ("hands", "pile", "pile_counts", "pile_ordered")
+
+
+def game_fields(game: GameState, t: Tables) -> dict[str, np.ndarray]:
+    """The batch state's rules fields of a reference position (numpy, no JAX)."""
+    if game.rules.config != t.rules.config:
+        raise ValueError("the game was played under another rules config than the batch engine's")
+    a = t.max_attack
+
+    def padded(cards: Sequence[int], width: int) -> np.ndarray:
+        out = np.full(width, NONE, np.int32)
+        out[: len(cards)] = cards
+        return out
+
+    def player(value: int | None) -> int:
+        return NONE if value is None else value
+
+    lrw = game.last_round_winner
+    return {
+        "current_player": np.int32(game.to_act),
+        "_step_count": np.int32(len(game.actions)),
+        "space": np.int32(game.space),
+        "covered": np.asarray(game.covered, np.bool_),
+        "rounds_played": np.int32(game.rounds_played),
+        "phase": np.int32(int(game.phase)),
+        "hands": np.asarray(game.hands, np.int32),
+        "set_aside": np.asarray(game.set_aside, np.int32),
+        "pile": padded(game.draw_pile, t.deck_size),
+        "pile_counts": np.bincount(np.asarray(game.draw_pile, np.int64), minlength=t.n_values).astype(np.int32),
+        "pile_size": np.int32(len(game.draw_pile)),
+        "pile_ordered": np.bool_(True),
+        "discard": np.asarray(game.discard, np.int32),
+        "replace_left": np.int32(len(game.replace_queue)),
+        "replace_cap": np.asarray(game.replace_cap, np.int32),
+        "replaced": np.asarray([player(r) for r in game.replaced], np.int32),
+        "duel": np.asarray([player(d) for d in game.duel], np.int32),
+        "last_duel": np.asarray(game.last_duel if game.last_duel is not None else (NONE, NONE), np.int32),
+        "attacker": np.int32(player(game.attacker)),
+        "attack": padded(game.attack, a),
+        "attack_len": np.int32(len(game.attack)),
+        "answers": padded(game.answers, a),
+        "answers_len": np.int32(len(game.answers)),
+        "winner": np.int32(player(game.winner)),
+        "last_round_winner": np.int32(VOID if lrw is None else lrw),
+    }
+
+
+def _empty_fields(t: Tables, batch: tuple[int, ...]) -> dict[str, np.ndarray]:
+    return {
+        "observation": np.zeros((*batch, t.obs_size), np.float32),
+        "rewards": np.zeros((*batch, 2), np.float32),
+        "terminated": np.zeros(batch, np.bool_),
+        "truncated": np.zeros(batch, np.bool_),
+        "legal_action_mask": np.zeros((*batch, t.n_actions), np.bool_),
+    }
+
+
+def refresh(t: Tables, state: State) -> State:
+    """Recompute the derived fields of one game (flags, mask, observation of the player to act)."""
+    state = core._finish_step(t, state)
+    return state.replace(observation=core.observe(t, state, state.current_player))
+
+
+@functools.lru_cache(maxsize=16)
+def _refresher(t: Tables) -> Callable[[State], State]:
+    """The jitted, vmapped `refresh` of one ruleset's tables."""
+    return jax.jit(jax.vmap(lambda s: refresh(t, s)), compiler_options={"xla_backend_optimization_level": 0})
+
+
+def from_game(game: GameState, t: Tables) -> State:
+    """One reference position as a batch state (no batch axis)."""
+    stacked = from_games([game], t)
+    return jax.tree.map(lambda x: x[0], stacked)
+
+
+def from_games(games: Sequence[GameState], t: Tables) -> State:
+    """Reference positions stacked into one batch state (leading axis = game)."""
+    if not games:
+        raise ValueError("from_games needs at least one game")
+    rows = [game_fields(g, t) for g in games]
+    fields = {k: np.stack([r[k] for r in rows]) for k in rows[0]}
+    return rebuild(fields, t)
+
+
+def rebuild(fields: dict[str, np.ndarray], t: Tables) -> State:
+    """A batch state from stacked rules fields (numpy), its derived fields recomputed."""
+    batch = np.shape(fields["current_player"])
+    return _refresher(t)(State(**_empty_fields(t, batch), **fields))  # type: ignore[operator]
+
+
+def to_game(state: State, t: Tables, index: int | None = None,
+            seed: int | np.random.Generator | None = None) -> GameState:
+    """One game of a batch state (row `index` when batched) as a reference `GameState`.
+
+    The result has no history and deals later rounds from `seed`; a pile the batch engine
+    dealt (kept as counts) is put in a random order from `seed`. A game ended by an illegal
+    action (pgx's penalty) has no reference counterpart: ValueError.
+    """
+    batched = np.ndim(state.current_player) > 0
+    if batched and index is None:
+        raise ValueError("the state is batched: give the index of the game to convert")
+    if not batched and index is not None:
+        raise ValueError("the state holds one game: index must be None")
+    row = jax.tree.map(lambda x: np.asarray(x)[index] if batched else np.asarray(x), state)
+    phase = Phase(int(row.phase))
+    if bool(row.terminated) and phase is not Phase.OVER:
+        raise ValueError("this game was ended by an illegal action (pgx's penalty); it has no reference state")
+    rules = compile_rules(t.rules.config)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    if bool(row.pile_ordered):
+        draw_pile = [int(c) for c in row.pile[: int(row.pile_size)]]
+    else:  # a pile dealt by the batch engine has no order yet: shuffle it (R7.1: hidden anyway)
+        cards = np.repeat(np.arange(t.n_values), row.pile_counts)
+        draw_pile = [int(c) for c in cards[rng.permutation(len(cards))]]
+
+    def player(value: np.ndarray) -> int | None:
+        return None if int(value) == NONE else int(value)
+
+    to_act = int(row.current_player)
+    left = int(row.replace_left)
+    lrw = int(row.last_round_winner)
+    game = GameState(
+        rules=rules,
+        rng=rng,
+        space=int(row.space),
+        covered=[bool(c) for c in row.covered],
+        rounds_played=int(row.rounds_played),
+        phase=phase,
+        to_act=to_act,
+        hands=[[int(n) for n in h] for h in row.hands],
+        set_aside=[[int(n) for n in h] for h in row.set_aside],
+        draw_pile=draw_pile,
+        discard=[int(n) for n in row.discard],
+        replace_queue=[to_act, 1 - to_act][:left],
+        replace_cap=[int(c) for c in row.replace_cap],
+        replaced=[player(r) for r in row.replaced],
+        duel=[player(d) for d in row.duel],
+        last_duel=None if int(row.last_duel[0]) == NONE else (int(row.last_duel[0]), int(row.last_duel[1])),
+        attacker=player(row.attacker),
+        attack=[int(c) for c in row.attack[: int(row.attack_len)]],
+        answers=[int(c) for c in row.answers[: int(row.answers_len)]],
+        winner=player(row.winner),
+        truncated=bool(row.truncated),
+        last_round_winner=None if lrw == VOID else lrw,
+    )
+    return game
