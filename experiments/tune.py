@@ -184,9 +184,12 @@ def run_study(setup: TuneSetup, trials: int, workers: int = 1, progress: bool = 
     if setup.tune.enqueue_base and not study.trials:
         base = {k: v for k, v in setup.base_values().items() if v is not None}
         study.enqueue_trial(base, user_attrs={"base_values": True})
+    waiting = len(study.get_trials(deepcopy=False, states=(TrialState.WAITING,)))
     if workers == 1:
         run_worker(setup, trials, progress=progress)
     else:
+        if waiting:  # enqueued trials first, in this process: two SQLite workers can pop the same one
+            run_worker(setup, min(trials, finished_trials(study) + waiting))
         with ProcessPoolExecutor(max_workers=workers, mp_context=mp_context()) as pool:
             for future in [pool.submit(run_worker, setup, trials, k) for k in range(workers)]:
                 future.result()

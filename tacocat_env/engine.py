@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from enum import IntEnum
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,10 @@ from tacocat_env.events import (
     TrickEnded,
 )
 from tacocat_env.ruleset import Ruleset, compile_rules
+
+# event kinds as module constants: looking an enum member up on its class costs as much as
+# building the event, and the engine builds one on most transitions
+(_ROUND, _REPLACE, _DUEL, _ATTACK, _ANSWER, _TRICK, _SHOWDOWN, _MOVE, _GAME_OVER) = EventKind
 
 
 class Phase(IntEnum):
@@ -219,7 +224,7 @@ def _start_round(state: GameState) -> None:
     state.answers = []
     state.replaced = [None, None]
     arrow = rules.arrows[state.space]
-    state.events.append(RoundDealt(EventKind.ROUND, state.rounds_played + 1, state.space, size, arrow))
+    state.events.append(RoundDealt(_ROUND, state.rounds_played + 1, state.space, size, arrow))
     open_replace(state, arrow)
 
 
@@ -340,20 +345,13 @@ def _apply_legal(state: GameState, action: int) -> None:
     state._legal_cache = None
     state.actions.append((state.to_act, action))
     move = state.rules.codec.moves[action]
-    kind = move.kind
-    if kind is MoveKind.REPLACE:
-        _set_aside(state, move.cards[0])
-    elif kind is MoveKind.STOP:
-        _stop_replacing(state)
-    elif kind is MoveKind.DUEL:
-        _duel(state, move.cards[0])
-    elif kind.is_attack:
-        _attack(state, move.cards)
-    elif kind is MoveKind.DEFEND:
-        _answer(state, move.cards[0])
-    else:  # sacrifice: the lowest card (R5.5)
-        hand = state.hands[state.to_act]
-        _answer(state, next(v for v, n in enumerate(hand) if n))
+    _APPLY_MOVE[move.kind](state, move.cards)
+
+
+def _sacrifice(state: GameState) -> None:
+    """R5.5: the answer is the defender's lowest card."""
+    hand = state.hands[state.to_act]
+    _answer(state, next(v for v, n in enumerate(hand) if n))
 
 
 def _legal_text(state: GameState, legal: tuple[int, ...]) -> str:
@@ -386,7 +384,7 @@ def _stop_replacing(state: GameState) -> None:
                 return
             state.replace_queue.clear()
             state.replaced[second] = 0
-            state.events.append(ReplaceRevealed(EventKind.REPLACE, second, ()))
+            state.events.append(ReplaceRevealed(_REPLACE, second, ()))
     _open_duel(state)
 
 
@@ -400,7 +398,7 @@ def _reveal_replacement(state: GameState, player: int) -> None:
         hand[state.draw_pile.pop()] += 1
     state.set_aside[player] = [0] * len(aside)
     state.replaced[player] = len(cards)
-    state.events.append(ReplaceRevealed(EventKind.REPLACE, player, cards))
+    state.events.append(ReplaceRevealed(_REPLACE, player, cards))
 
 
 def _open_duel(state: GameState) -> None:
@@ -423,7 +421,7 @@ def _duel(state: GameState, card: int) -> None:
     state.discard[first] += 1
     state.discard[second] += 1
     state.last_duel = (first, second)
-    state.events.append(DuelRevealed(EventKind.DUEL, first, second))
+    state.events.append(DuelRevealed(_DUEL, first, second))
     if sum(state.hands[0]) == 1:  # R5.2: one card each, straight to the showdown
         _showdown(state)
     elif first == second:
@@ -441,7 +439,7 @@ def _attack(state: GameState, cards: tuple[int, ...]) -> None:
         hand[v] -= 1
     state.attack = list(cards)
     state.answers = []
-    state.events.append(AttackPlayed(EventKind.ATTACK, player, cards))
+    state.events.append(AttackPlayed(_ATTACK, player, cards))
     state.phase = Phase.ANSWER
     state.to_act = 1 - player
 
@@ -452,7 +450,7 @@ def _answer(state: GameState, card: int) -> None:
     state.hands[defender][card] -= 1
     target = state.attack[len(state.answers)]
     state.answers.append(card)
-    state.events.append(AnswerPlayed(EventKind.ANSWER, defender, card, card >= target))
+    state.events.append(AnswerPlayed(_ANSWER, defender, card, card >= target))
     if len(state.answers) < len(state.attack):
         return
     defended = all(a >= t for a, t in zip(state.answers, state.attack))
@@ -461,7 +459,7 @@ def _answer(state: GameState, card: int) -> None:
     state.attack = []
     state.answers = []
     state.attacker = defender if defended else 1 - defender
-    state.events.append(TrickEnded(EventKind.TRICK, state.attacker))
+    state.events.append(TrickEnded(_TRICK, state.attacker))
     if sum(state.hands[0]) == 1:
         _showdown(state)
     else:
@@ -481,7 +479,7 @@ def _showdown(state: GameState) -> None:
         winner = state.arrow
     else:
         winner = None
-    state.events.append(ShowdownRevealed(EventKind.SHOWDOWN, last[0], last[1], winner))
+    state.events.append(ShowdownRevealed(_SHOWDOWN, last[0], last[1], winner))
     _finish_round(state, winner)
 
 
@@ -494,18 +492,18 @@ def _finish_round(state: GameState, winner: int | None) -> None:
         start = state.space
         target = next_space(state.covered, start, winner)
         state.covered[start] = True
-        state.events.append(TacocatMoved(EventKind.MOVE, winner, start, target))
+        state.events.append(TacocatMoved(_MOVE, winner, start, target))
         if target in (-1, state.rules.n_spaces):
             state.space = start  # the Tacocat is in a goal; `space` keeps its last board space
             state.winner = winner
             state.phase = Phase.OVER
-            state.events.append(GameOver(EventKind.GAME_OVER, winner))
+            state.events.append(GameOver(_GAME_OVER, winner))
             return
         state.space = target
     if state.rounds_played >= state.config.max_rounds:
         state.truncated = True
         state.phase = Phase.OVER
-        state.events.append(GameOver(EventKind.GAME_OVER, None))
+        state.events.append(GameOver(_GAME_OVER, None))
         return
     _start_round(state)
 
@@ -550,3 +548,16 @@ def returns(state: GameState) -> list[float]:
     if state.winner is None:
         return [0.0, 0.0]
     return [1.0, -1.0] if state.winner == 0 else [-1.0, 1.0]
+
+
+#: what each kind of move does (R4-R5), given the cards it plays
+_APPLY_MOVE: dict[MoveKind, Callable[[GameState, tuple[int, ...]], None]] = {
+    MoveKind.REPLACE: lambda state, cards: _set_aside(state, cards[0]),
+    MoveKind.STOP: lambda state, cards: _stop_replacing(state),
+    MoveKind.DUEL: lambda state, cards: _duel(state, cards[0]),
+    MoveKind.SINGLE: _attack,
+    MoveKind.SET: _attack,
+    MoveKind.SEQUENCE: _attack,
+    MoveKind.DEFEND: lambda state, cards: _answer(state, cards[0]),
+    MoveKind.SACRIFICE: lambda state, cards: _sacrifice(state),
+}

@@ -71,8 +71,9 @@ class PlayerView:
 
     def round_events(self) -> tuple[Event, ...]:
         """The public events of the current round (from its 'round' event on)."""
+        round_kind = EventKind.ROUND  # (an enum member looked up once, not per event)
         for i in range(len(self.events) - 1, -1, -1):
-            if self.events[i].kind is EventKind.ROUND:
+            if self.events[i].kind is round_kind:
                 return self.events[i:]
         return self.events
 
@@ -124,10 +125,11 @@ def opponent_bounds(view: PlayerView, assume_forced_sacrifice: bool = False) -> 
     low, high = 0, view.rules.n_values
     targets: tuple[int, ...] = ()
     answered = 0
+    attack_kind, answer_kind = EventKind.ATTACK, EventKind.ANSWER  # (looked up once, not per event)
     for event in view.round_events():
-        if event.kind is EventKind.ATTACK:
+        if event.kind is attack_kind:
             targets, answered = event.cards, 0
-        elif event.kind is EventKind.ANSWER:  # answers follow their attack card by card, highest first
+        elif event.kind is answer_kind:  # answers follow their attack card by card, highest first
             target = targets[answered]
             answered += 1
             if event.player == view.opponent and not event.defended:

@@ -54,7 +54,8 @@ def _project_imports() -> dict[str, set[str]]:
                 targets = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
             else:
                 continue
-            graph[name] |= {t for t in targets if t in files and t != name}
+            # (a module's own parent packages are imported before it anyway: not an edge)
+            graph[name] |= {t for t in targets if t in files and t != name and not name.startswith(t + ".")}
     return graph
 
 
