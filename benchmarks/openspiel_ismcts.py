@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import sys
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from agents.stats import z_value
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
-from openspiel_exploitability import DOC, stamp  # noqa: E402  (the same stamp for both tables)
+from openspiel_exploitability import stamp, write_docs_block  # noqa: E402  (the same stamp and docs page)
 
 RESULTS = ROOT.parent / "docs" / "openspiel_ismcts.json"
 
@@ -76,10 +75,7 @@ def main() -> None:
     print("\n" + text)
     if args.write_docs:
         RESULTS.write_text(json.dumps({"stamp": info, "results": results}, indent=1) + "\n")
-        doc = DOC.read_text()
-        doc = re.sub(r"(<!-- ismcts:begin -->\n).*?(\n<!-- ismcts:end -->)",
-                     lambda m: m.group(1) + text + m.group(2), doc, flags=re.S)
-        DOC.write_text(doc)
+        write_docs_block("ismcts", text)
 
 
 if __name__ == "__main__":
