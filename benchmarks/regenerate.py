@@ -117,11 +117,10 @@ def _pair_scores(m) -> np.ndarray:
 
 def _paired_difference(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
     """Mean of x - y over the same deal pairs with its 95% t interval."""
-    from scipy.stats import t as student_t
+    from agents.stats import paired_difference_interval
 
-    d = x - y
-    half = float(student_t.ppf(0.975, len(d) - 1)) * float(d.std(ddof=1)) / np.sqrt(len(d))
-    return {"mean": float(d.mean()), "low": float(d.mean() - half), "high": float(d.mean() + half)}
+    mean, low, high = paired_difference_interval(x, y)
+    return {"mean": mean, "low": low, "high": high}
 
 
 # ---------------------------------------------------------------------------------------
