@@ -278,7 +278,7 @@ def summary_markdown(study: optuna.Study, setup: TuneSetup, notes: list[str]) ->
         f"for every trial); training seed {experiment.seed} in every trial",
         f"- sampler: TPE (seed {tune.sampler.seed}, {tune.sampler.n_startup_trials} random start-up trials); "
         f"pruner: {tune.pruner.kind}",
-        f"- trials: " + ", ".join(f"{n} {s.lower()}" for s, n in sorted(counts.items())),
+        "- trials: " + ", ".join(f"{n} {s.lower()}" for s, n in sorted(counts.items())),
         f"- report written at commit {meta['git_commit']} (each trial's run.json has its own), "
         f"ruleset {meta['ruleset_hash']}, optuna {optuna.__version__}, "
         f"torch {meta['versions']['torch']}, sb3-contrib {meta['versions']['sb3_contrib']}",

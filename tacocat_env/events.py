@@ -110,3 +110,10 @@ class GameOver(NamedTuple):
 
 Event = Union[RoundDealt, ReplaceRevealed, DuelRevealed, AttackPlayed, AnswerPlayed, TrickEnded,
               ShowdownRevealed, TacocatMoved, GameOver]
+
+#: the class of each kind of event (to read back an event stored as a plain list)
+EVENT_CLASS: dict[EventKind, type[Event]] = {
+    EventKind.ROUND: RoundDealt, EventKind.REPLACE: ReplaceRevealed, EventKind.DUEL: DuelRevealed,
+    EventKind.ATTACK: AttackPlayed, EventKind.ANSWER: AnswerPlayed, EventKind.TRICK: TrickEnded,
+    EventKind.SHOWDOWN: ShowdownRevealed, EventKind.MOVE: TacocatMoved, EventKind.GAME_OVER: GameOver,
+}

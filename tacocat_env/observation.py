@@ -226,10 +226,6 @@ def _board_block(tables: _Tables, rules: Ruleset, space: int, covered: Sequence[
     return block
 
 
-def _moves_to_goal(state: GameState, player: int) -> int:
-    return moves_to_goal(state.covered, state.space, state.winner, player)
-
-
 def legal_mask(legal: Sequence[int], size: int) -> np.ndarray:
     """An int8 mask of `size` with 1 at the legal action ids."""
     mask = np.zeros(size, dtype=np.int8)

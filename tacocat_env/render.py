@@ -13,19 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from tacocat_env.engine import GameState, Phase, moves_to_goal
-from tacocat_env.events import (
-    AnswerPlayed,
-    AttackPlayed,
-    DuelRevealed,
-    Event,
-    EventKind,
-    GameOver,
-    ReplaceRevealed,
-    RoundDealt,
-    ShowdownRevealed,
-    TacocatMoved,
-    TrickEnded,
-)
+from tacocat_env.events import EVENT_CLASS, Event, EventKind
 from tacocat_env.view import PlayerView
 
 _LETTERS = "TACOCAT"
@@ -198,37 +186,30 @@ def save_gif(frames: Iterable[np.ndarray], path: str | Path, seconds_per_frame: 
 
 
 def describe_event(event: Event, values: tuple[int, ...]) -> str:
-    """One public event of `GameState.events` in words."""
+    """One public event of `GameState.events` in words (a plain list read from a file works too)."""
 
     def show(cards: tuple[int, ...]) -> str:
         return " ".join(str(values[v]) for v in cards) or "nothing"
 
-    kind = EventKind(event[0])  # (a plain tuple read back from a file works too)
+    kind = EventKind(event[0])
+    e = EVENT_CLASS[kind](*event)
     if kind is EventKind.ROUND:
-        e = RoundDealt(*event)
         who = "both players" if e.arrow is None else f"player_{e.arrow}"
         return f"Round {e.number}: Tacocat on space {e.space}, {e.deal_size} cards each; arrow points at {who}."
     if kind is EventKind.REPLACE:
-        e = ReplaceRevealed(*event)
         return f"player_{e.player} replaced {len(e.cards)} card(s): {show(e.cards)}."
     if kind is EventKind.DUEL:
-        e = DuelRevealed(*event)
         return f"Duel: player_0 {values[e.card_p0]} vs player_1 {values[e.card_p1]}."
     if kind is EventKind.ATTACK:
-        e = AttackPlayed(*event)
         return f"player_{e.player} attacks with {show(e.cards)}."
     if kind is EventKind.ANSWER:
-        e = AnswerPlayed(*event)
         return f"player_{e.player} {'defends with' if e.defended else 'fails with'} {values[e.card]}."
     if kind is EventKind.TRICK:
-        return f"player_{TrickEnded(*event).next_attacker} takes the trick and attacks next."
+        return f"player_{e.next_attacker} takes the trick and attacks next."
     if kind is EventKind.SHOWDOWN:
-        e = ShowdownRevealed(*event)
         result = "void round" if e.winner is None else f"player_{e.winner} wins the round"
         return f"Showdown: player_0 {values[e.last_p0]} vs player_1 {values[e.last_p1]}: {result}."
     if kind is EventKind.MOVE:
-        e = TacocatMoved(*event)
         return (f"player_{e.winner} moves the Tacocat from space {e.from_space} to {e.to_space}; "
                 f"space {e.from_space} is covered.")
-    winner = GameOver(*event).winner
-    return "Game over: " + ("truncated." if winner is None else f"player_{winner} wins!")
+    return "Game over: " + ("truncated." if e.winner is None else f"player_{e.winner} wins!")
