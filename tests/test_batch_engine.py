@@ -22,7 +22,7 @@ import jax.numpy as jnp  # noqa: E402
 
 from conftest import DEFAULT, resample_hidden, sample_states  # noqa: E402
 from tacocat_env import RulesConfig, apply_action, encode, legal_actions, new_game, setup_position  # noqa: E402
-from tacocat_env.batch import ConfigNotCompilableError, TacocatBatch  # noqa: E402
+from tacocat_env.batch import ConfigNotCompilableError, TacocatBatch, core  # noqa: E402
 from tacocat_env.batch.convert import game_fields  # noqa: E402
 from tacocat_env.batch.rollout import make_rollout  # noqa: E402
 from tacocat_env.batch.verify import FAST_COMPILE, compiled_functions, lockstep, lockstep_from  # noqa: E402
@@ -99,7 +99,7 @@ def test_lockstep_from_set_up_positions(env):
 
 
 def test_batch_dealt_positions_convert_to_valid_reference_states(env):
-    # positions the batch engine dealt itself (pile kept as counts) become reference states,
+    # positions the batch engine dealt itself become reference states (same pile order),
     # which then play on identically in both engines
     step, observe_both = batched(env)
     state = init_batch(env)(keys(5, 16))
@@ -213,7 +213,7 @@ def test_illegal_action_policy_is_pgx(env):
     expected[np.arange(3), players] = -1.0
     assert np.array_equal(np.asarray(after.rewards), expected)
     assert np.asarray(after.legal_action_mask).all()
-    for name in ("hands", "pile_counts", "phase", "discard", "set_aside", "rounds_played", "current_player"):
+    for name in ("hands", "rank", "pile_size", "phase", "discard", "set_aside", "rounds_played", "current_player"):
         assert np.array_equal(np.asarray(getattr(after, name)), np.asarray(getattr(state, name))), name
     again = step(after, jnp.zeros(3, jnp.int32), keys(2, 3))  # a finished game: zero rewards
     assert np.array_equal(np.asarray(again.rewards), np.zeros((3, 2), np.float32))
@@ -238,7 +238,7 @@ def test_random_rollout_with_auto_reset_conserves_cards(env):
         cards = np.asarray(cards)
         return (cards[..., None] == np.arange(v)).sum(axis=-2)
 
-    total = (np.asarray(state.hands).sum(1) + np.asarray(state.set_aside).sum(1) + np.asarray(state.pile_counts)
+    total = (np.asarray(state.hands).sum(1) + np.asarray(state.set_aside).sum(1) + np.asarray(jax.vmap(lambda s: core.pile_counts(env.tables, s))(state))
              + np.asarray(state.discard) + count(state.duel)
              + count(np.where(np.arange(state.attack.shape[1]) < np.asarray(state.attack_len)[:, None],
                               state.attack, -1))
@@ -264,7 +264,7 @@ def test_auto_reset_starts_a_new_game_and_keeps_final_rewards(env):
 
 
 def test_deal_is_uniform_on_average(env):
-    # card-by-card draws from counts deal like a shuffled deck: mean hand = deal x copies / deck
+    # the shuffle deals uniformly: mean hand = deal x copies / deck
     state = init_batch(env)(keys(3, 4000))
     rules = compile_rules(DEFAULT)
     expected = DEFAULT.board[DEFAULT.centre] * np.asarray(rules.copies) / DEFAULT.deck_size

@@ -23,7 +23,7 @@ from tacocat_env.engine import GameState, Phase
 from tacocat_env.ruleset import compile_rules
 
 #: fields of `State` that depend on the deal (the shuffle) rather than on the public game
-DEAL_FIELDS = ("hands", "pile", "pile_counts", "pile_ordered")
+DEAL_FIELDS = ("hands", "rank")
 
 
 def game_fields(game: GameState, t: Tables) -> dict[str, np.ndarray]:
@@ -50,10 +50,8 @@ def game_fields(game: GameState, t: Tables) -> dict[str, np.ndarray]:
         "phase": np.int32(int(game.phase)),
         "hands": np.asarray(game.hands, np.int32),
         "set_aside": np.asarray(game.set_aside, np.int32),
-        "pile": padded(game.draw_pile, t.deck_size),
-        "pile_counts": np.bincount(np.asarray(game.draw_pile, np.int64), minlength=t.n_values).astype(np.int32),
+        "rank": deck_ranks(game.draw_pile, t),
         "pile_size": np.int32(len(game.draw_pile)),
-        "pile_ordered": np.bool_(True),
         "discard": np.asarray(game.discard, np.int32),
         "replace_left": np.int32(len(game.replace_queue)),
         "replace_cap": np.asarray(game.replace_cap, np.int32),
@@ -70,6 +68,26 @@ def game_fields(game: GameState, t: Tables) -> dict[str, np.ndarray]:
     }
 
 
+def deck_ranks(draw_pile: Sequence[int], t: Tables) -> np.ndarray:
+    """The batch engine's deck order (`State.rank`) of a reference draw pile (top card last):
+    the pile's cards get the highest ranks, its top card the lowest of them, so the batch
+    engine draws them in the reference's order; the cards out of the pile get the rest."""
+    deck = t.deck_size
+    rank = np.full(deck, -1, np.int32)
+    slots_of = {v: list(np.flatnonzero(t.deck_cards == v)) for v in range(t.n_values)}
+    for position, value in enumerate(draw_pile):
+        rank[slots_of[value].pop(0)] = deck - 1 - position
+    rest = np.flatnonzero(rank < 0)
+    rank[rest] = np.arange(len(rest))
+    return rank
+
+
+def draw_pile(rank: np.ndarray, pile_size: int, t: Tables) -> list[int]:
+    """The reference's draw pile (top card last) of a batch deck order (`deck_ranks` reversed)."""
+    in_pile = np.flatnonzero(rank >= t.deck_size - pile_size)
+    return [int(t.deck_cards[c]) for c in in_pile[np.argsort(-rank[in_pile])]]
+
+
 def _empty_fields(t: Tables, batch: tuple[int, ...]) -> dict[str, np.ndarray]:
     return {
         "observation": np.zeros((*batch, t.obs_size), np.float32),
@@ -82,8 +100,9 @@ def _empty_fields(t: Tables, batch: tuple[int, ...]) -> dict[str, np.ndarray]:
 
 def refresh(t: Tables, state: State) -> State:
     """Recompute the derived fields of one game (flags, mask, observation of the player to act)."""
-    state = core._finish_step(t, state)
-    return state.replace(observation=core.observe(t, state, state.current_player))
+    over = state.phase == core.P_OVER
+    state = state.replace(terminated=over & (state.winner != NONE), truncated=over & (state.winner == NONE))
+    return core.finish(t, state, over)
 
 
 @functools.lru_cache(maxsize=16)
@@ -117,8 +136,8 @@ def to_game(state: State, t: Tables, index: int | None = None,
             seed: int | np.random.Generator | None = None) -> GameState:
     """One game of a batch state (row `index` when batched) as a reference `GameState`.
 
-    The result has no history and deals later rounds from `seed`; a pile the batch engine
-    dealt (kept as counts) is put in a random order from `seed`. A game ended by an illegal
+    The result has no history, keeps the draw pile's order and deals later rounds from
+    `seed`. A game ended by an illegal
     action (pgx's penalty) has no reference counterpart: ValueError.
     """
     batched = np.ndim(state.current_player) > 0
@@ -132,11 +151,6 @@ def to_game(state: State, t: Tables, index: int | None = None,
         raise ValueError("this game was ended by an illegal action (pgx's penalty); it has no reference state")
     rules = compile_rules(t.rules.config)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    if bool(row.pile_ordered):
-        draw_pile = [int(c) for c in row.pile[: int(row.pile_size)]]
-    else:  # a pile dealt by the batch engine has no order yet: shuffle it (R7.1: hidden anyway)
-        cards = np.repeat(np.arange(t.n_values), row.pile_counts)
-        draw_pile = [int(c) for c in cards[rng.permutation(len(cards))]]
 
     def player(value: np.ndarray) -> int | None:
         return None if int(value) == NONE else int(value)
@@ -154,7 +168,7 @@ def to_game(state: State, t: Tables, index: int | None = None,
         to_act=to_act,
         hands=[[int(n) for n in h] for h in row.hands],
         set_aside=[[int(n) for n in h] for h in row.set_aside],
-        draw_pile=draw_pile,
+        draw_pile=draw_pile(row.rank, int(row.pile_size), t),
         discard=[int(n) for n in row.discard],
         replace_queue=[to_act, 1 - to_act][:left],
         replace_cap=[int(c) for c in row.replace_cap],

@@ -2,18 +2,22 @@
 
 One game is a `State` of fixed-shape arrays; `init`, `step`, `observe` and `legal_mask` take
 the compiled `Tables` of a ruleset as their first argument and use no Python control flow on
-traced values, so they `jit` and `vmap`. Every function mirrors a function of the reference
-engine (`tacocat_env/engine.py`, `tacocat_env/observation.py`) line by line; the comments
-name them. Player-valued fields use NONE (-1) where the reference has None.
+traced values, so they `jit` and `vmap`. Each function names the function of the reference
+engine (`tacocat_env/engine.py`, `tacocat_env/observation.py`) it mirrors.
+
+Written for `vmap`: a vmapped step computes every branch for every game, so `step` is one
+straight pass that updates each field once, gated by the action's kind (no `lax.switch` over
+whole states, no per-branch copies of the state), and a step deals at most once: a new round
+(R6.4) and, in `step(..., autoreset=True)`, the next game share one shuffle.
+
+The deck is shuffled once per round (R2.2, R6.4) and drawn from the top, as the reference
+does. A shuffle is a permutation `rank` of the card slots (`Tables.deck_cards`): the card in
+slot c is the `rank[c]`-th card of the shuffled deck. Player_0 is dealt ranks [0, size),
+player_1 [size, 2 size); the draw pile holds the ranks from `deck_size - pile_size` on, its
+top card the lowest of them. A position converted from the reference keeps its pile order,
+so both engines draw the same cards until the next round.
 
 Randomness comes from the key passed to `init`/`step`; the engine keeps no key of its own.
-The draw pile is kept as counts per value. Shuffling a whole deck on every step (a vmapped
-step computes every branch) cost more than the rest of a step, so a round is dealt (R2.2,
-R6.4) and replacements are drawn (R4.3) card by card, uniformly at random from the pile's
-counts: the same distribution as drawing from the top of a shuffled pile. A position
-converted from the reference keeps its pile order (`pile_ordered`): until its next round,
-cards are drawn from the top of `pile` exactly as the reference draws them, so both engines
-play on identically from any converted position.
 """
 
 from __future__ import annotations
@@ -27,13 +31,15 @@ from tacocat_env.batch.tables import ATTACK, DEFEND, DUEL, NONE, REPLACE, SACRIF
 
 # phases, as tacocat_env.engine.Phase
 P_REPLACE, P_DUEL, P_ATTACK, P_ANSWER, P_OVER = range(5)
+#: the kind of a step that changes no rules field (an illegal action, or a finished game)
+_NO_MOVE = -1
 _I32 = jnp.int32
 
 
 @dataclass
 class State(PgxState):
     """One game (or, with a leading batch axis, many). pgx's fields first, then the rules
-    state. The rules fields hold hidden information (both hands, the draw pile): give agents
+    state. The rules fields hold hidden information (both hands, the deck order): give agents
     `observation` / `observe(state, p)` only (R7.3).
 
     `current_player` is the player to act; once the game is over it keeps the last actor's
@@ -55,10 +61,8 @@ class State(PgxState):
     phase: jax.Array = jnp.int32(0)                 # P_REPLACE .. P_OVER
     hands: jax.Array = jnp.zeros((2, 0), _I32)      # (2, V) cards held, per value index
     set_aside: jax.Array = jnp.zeros((2, 0), _I32)  # (2, V) cards set aside in the replace step
-    pile_counts: jax.Array = jnp.zeros(0, _I32)     # (V,) draw pile, count per value (hidden)
+    rank: jax.Array = jnp.zeros(0, _I32)            # (deck,) this round's deck order (hidden), see above
     pile_size: jax.Array = jnp.int32(0)
-    pile_ordered: jax.Array = jnp.bool_(False)      # True: draw from the top of `pile` (converted)
-    pile: jax.Array = jnp.zeros(0, _I32)            # (deck,) ordered pile, top card at pile_size - 1
     discard: jax.Array = jnp.zeros(0, _I32)         # (V,) face-up cards of this round
     replace_left: jax.Array = jnp.int32(0)          # players still to replace (len(replace_queue))
     replace_cap: jax.Array = jnp.zeros(2, _I32)
@@ -78,6 +82,14 @@ class State(PgxState):
         return "tacocat_v0"
 
 
+# ---------------------------------------------------------------------------------------
+# small helpers
+# ---------------------------------------------------------------------------------------
+def _one_hot(index: jax.Array, size: int) -> jax.Array:
+    """One-hot int32 vector of `index`; all zeros for NONE."""
+    return (jnp.arange(size, dtype=_I32) == index).astype(_I32)
+
+
 def _counts(cards: jax.Array, valid: jax.Array, n_values: int) -> jax.Array:
     """Count per value index of the `cards` whose `valid` flag is set."""
     one_hot = cards[:, None] == jnp.arange(n_values, dtype=_I32)[None, :]
@@ -89,64 +101,95 @@ def _lowest(hand: jax.Array) -> jax.Array:
     return jnp.argmax(hand > 0).astype(_I32)
 
 
+def _hand(hands: jax.Array, player: jax.Array) -> jax.Array:
+    return jnp.where(player == 0, hands[0], hands[1])
+
+
+def _cards_ranked(t: Tables, rank: jax.Array, low: jax.Array, high: jax.Array) -> jax.Array:
+    """(2, V): for each row, the count per value of the cards whose rank is in [low, high)."""
+    inside = (rank[None, :] >= low[:, None]) & (rank[None, :] < high[:, None])
+    slot_value = jnp.asarray(t.deck_cards)[:, None] == jnp.arange(t.n_values, dtype=_I32)[None, :]
+    return jnp.dot(inside.astype(jnp.float32), slot_value.astype(jnp.float32)).astype(_I32)
+
+
+def _shuffle(t: Tables, key: jax.Array) -> jax.Array:
+    """A uniformly random permutation of the card slots, as ranks (R2.2): the rank of a slot
+    is the number of slots with a lower random sort key (ties broken by slot index)."""
+    keys = jax.random.bits(key, (t.deck_size,), jnp.uint32)
+    slots = jnp.arange(t.deck_size, dtype=_I32)
+    before = (keys[None, :] < keys[:, None]) | ((keys[None, :] == keys[:, None]) & (slots[None, :] < slots[:, None]))
+    return jnp.sum(before, axis=1, dtype=_I32)
+
+
+def pile_counts(t: Tables, state: State) -> jax.Array:
+    """(V,) the draw pile (hidden, R7.1) as a count per value."""
+    top = jnp.int32(t.deck_size) - state.pile_size
+    low = jnp.stack([top, top])
+    return _cards_ranked(t, state.rank, low, low.at[0].set(t.deck_size))[0]
+
+
 # ---------------------------------------------------------------------------------------
-# set-up and rounds (engine.new_game, _start_round, _open_replace)
+# set-up and rounds (engine.new_game, _start_round, open_replace)
 # ---------------------------------------------------------------------------------------
 def init(t: Tables, key: jax.Array) -> State:
     """A new game (R2): Tacocat on the centre, no tiles, first round dealt."""
-    v, a = t.n_values, t.max_attack
+    v, a, s = t.n_values, t.max_attack, t.n_spaces
     state = State(
         observation=jnp.zeros(t.obs_size, jnp.float32),
         legal_action_mask=jnp.zeros(t.n_actions, jnp.bool_),
-        space=jnp.int32(t.centre),
-        covered=jnp.zeros(t.n_spaces, jnp.bool_),
+        covered=jnp.zeros(s, jnp.bool_),
         hands=jnp.zeros((2, v), _I32),
         set_aside=jnp.zeros((2, v), _I32),
-        pile=jnp.zeros(t.deck_size, _I32),
-        pile_counts=jnp.zeros(v, _I32),
+        rank=jnp.zeros(t.deck_size, _I32),
         discard=jnp.zeros(v, _I32),
         attack=jnp.full(a, NONE, _I32),
         answers=jnp.full(a, NONE, _I32),
     )
-    state = _start_round(t, state, key)
-    return _finish_step(t, state)
+    state = _deal(t, state, jnp.bool_(True), jnp.bool_(True), key)
+    return finish(t, state, jnp.bool_(False))
 
 
-def _start_round(t: Tables, state: State, key: jax.Array) -> State:
-    """R2.2/R6.4: shuffle all cards, deal the space's deal size to both, open the replace step."""
-    size = jnp.asarray(t.board)[state.space]
-    deck = jnp.asarray(t.rules.copies, _I32)
-    key0, key1 = jax.random.split(key)
-    # player_0 is dealt `size` cards, then player_1 (engine._start_round)
-    hand0 = _draw(deck, size, key0, t.max_deal)
-    hand1 = _draw(deck - hand0, size, key1, t.max_deal)
-    state = state.replace(
-        pile_counts=deck - hand0 - hand1,
-        pile_size=jnp.int32(t.deck_size) - 2 * size,
-        pile_ordered=jnp.bool_(False),
-        hands=jnp.stack([hand0, hand1]),
-        set_aside=jnp.zeros_like(state.set_aside),
-        discard=jnp.zeros_like(state.discard),
-        duel=jnp.full(2, NONE, _I32),
-        last_duel=jnp.full(2, NONE, _I32),
-        attacker=jnp.int32(NONE),
-        attack=jnp.full_like(state.attack, NONE),
-        attack_len=jnp.int32(0),
-        answers=jnp.full_like(state.answers, NONE),
-        answers_len=jnp.int32(0),
-        replaced=jnp.full(2, NONE, _I32),
-    )
-    return _open_replace(t, state)
-
-
-def _open_replace(t: Tables, state: State) -> State:
-    size = jnp.asarray(t.board)[state.space]
-    arrow = jnp.asarray(t.arrows)[state.space]
+def _deal(t: Tables, state: State, deal: jax.Array, new_game: jax.Array, key: jax.Array) -> State:
+    """Where `deal`: shuffle all cards and deal a round on the Tacocat's space (R2.2, R6.4),
+    after resetting the board for a new game where `new_game` (R2.1). Opens the replace step."""
+    start = jnp.where(new_game, jnp.int32(t.centre), state.space)
+    size = jnp.asarray(t.board)[start]
+    rank = _shuffle(t, key)
+    # player_0 is dealt the first `size` cards, then player_1 (engine._start_round)
+    dealt = _cards_ranked(t, rank, jnp.stack([0, size]), jnp.stack([size, 2 * size]))
+    arrow = jnp.asarray(t.arrows)[start]
     both = arrow == NONE  # R4.1 two arrows: both replace, player_0 asked first
-    first = jnp.where(both, 0, arrow)
-    cap = jnp.where(both | (jnp.arange(2) == arrow), size, 0).astype(_I32)  # R4.2: second's cap set later
-    return state.replace(phase=jnp.int32(P_REPLACE), replace_left=jnp.int32(2), replace_cap=cap,
-                         current_player=first.astype(_I32))
+    seats = jnp.arange(2, dtype=_I32)
+    cap = jnp.where(both | (seats == arrow), size, 0).astype(_I32)  # R4.2: the second's cap is set later
+
+    def fresh(value, old):
+        return jnp.where(deal, value, old)
+
+    return state.replace(
+        _step_count=jnp.where(new_game, 0, state._step_count),
+        space=start,
+        covered=state.covered & ~new_game,
+        rounds_played=jnp.where(new_game, 0, state.rounds_played),
+        winner=jnp.where(new_game, NONE, state.winner),
+        last_round_winner=jnp.where(new_game, NONE, state.last_round_winner),
+        rank=fresh(rank, state.rank),
+        pile_size=fresh(jnp.int32(t.deck_size) - 2 * size, state.pile_size),
+        hands=fresh(dealt, state.hands),
+        set_aside=fresh(0, state.set_aside),
+        discard=fresh(0, state.discard),
+        duel=fresh(NONE, state.duel),
+        last_duel=fresh(NONE, state.last_duel),
+        attacker=fresh(NONE, state.attacker),
+        attack=fresh(NONE, state.attack),
+        attack_len=fresh(0, state.attack_len),
+        answers=fresh(NONE, state.answers),
+        answers_len=fresh(0, state.answers_len),
+        replaced=fresh(NONE, state.replaced),
+        phase=fresh(P_REPLACE, state.phase),
+        replace_left=fresh(2, state.replace_left),
+        replace_cap=fresh(cap, state.replace_cap),
+        current_player=fresh(jnp.where(both, 0, arrow), state.current_player).astype(_I32),
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -176,230 +219,166 @@ def legal_mask(t: Tables, state: State) -> jax.Array:
 # ---------------------------------------------------------------------------------------
 # transitions (engine._apply_legal and the functions it calls)
 # ---------------------------------------------------------------------------------------
-def step(t: Tables, state: State, action: jax.Array, key: jax.Array) -> State:
-    """Play a legal `action` for the player to act (R4-R6); rewards of this step in `rewards`."""
-    rounds_before = state.rounds_played
-    stop_key, key = jax.random.split(key)
-    branch = jnp.asarray(t.kind)[action]
-    state = jax.lax.switch(
-        branch,
-        [
-            lambda s: _set_aside(t, s, action),
-            lambda s: _stop_replacing(t, s, stop_key),
-            lambda s: _duel(t, s, action),
-            lambda s: _attack(t, s, action),
-            lambda s: _answer(t, s, jnp.asarray(t.card)[action]),
-            lambda s: _answer(t, s, _lowest(_hand(s.hands, s.current_player))),
-        ],
-        state,
-    )
-    # R5.2/R5.7: a revealed duel or a decided trick that leaves one card each goes to the
-    # showdown (the reference calls _showdown from _duel and _answer; one call here deals
-    # at most once per step). Mid-trick or mid-duel, the hands are never both down to one.
-    showdown = ((state.phase == P_DUEL) | (state.phase == P_ATTACK)) & (jnp.sum(state.hands[0]) == 1) & (
-        jnp.sum(state.hands[1]) == 1) & (state.duel[0] == NONE)
-    state = _select(showdown, _showdown(t, state, key), state)
-    state = state.replace(rewards=_rewards(t, state, rounds_before))
-    return _finish_step(t, state)
+def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: bool = False) -> State:
+    """Play `action` for the player to act (R4-R6); this step's rewards in `rewards`.
 
-
-def _finish_step(t: Tables, state: State) -> State:
-    over = state.phase == P_OVER
-    return state.replace(
-        terminated=over & (state.winner != NONE),
-        truncated=over & (state.winner == NONE),
-        legal_action_mask=legal_mask(t, state),
-    )
-
-
-def _rewards(t: Tables, state: State, rounds_before: jax.Array) -> jax.Array:
-    """engine.round_shaping + engine.returns, computed once in float64 (tables) as the AEC env."""
-    winner = state.last_round_winner
-    decisive = (state.rounds_played != rounds_before) & (winner >= 0)
-    game_won = state.winner != NONE
-    for_winner = jnp.where(game_won, t.win_reward, jnp.where(decisive, t.round_reward, jnp.float32(0)))
-    sign = jnp.where(jnp.arange(2) == winner, jnp.float32(1), jnp.float32(-1))
-    paid = decisive & (for_winner != 0)  # zeros stay +0.0, as in the reference
-    return jnp.where(paid, sign * for_winner, jnp.zeros(2, jnp.float32))
-
-
-def _set_aside(t: Tables, state: State, action: jax.Array) -> State:
-    card = jnp.asarray(t.card)[action]
+    pgx's policy: a game that is already over is returned unchanged with zero rewards; an
+    illegal action (outside [0, N) or not in the mask) ends the game at once, -1 to the player
+    who took it and +1 to the other, without applying it. With `autoreset`, a game that ends
+    in this step is replaced by a new one, keeping this step's rewards and flags.
+    """
+    v, a = t.n_values, t.max_attack
+    autoreset = jnp.bool_(autoreset)
+    seats = jnp.arange(2, dtype=_I32)
+    values = jnp.arange(v, dtype=_I32)
+    slots = jnp.arange(a, dtype=_I32)
     player = state.current_player
-    card_row = _row(player, _one_hot(card, t.n_values))
-    return state.replace(hands=state.hands - card_row, set_aside=state.set_aside + card_row)
+    other = 1 - player
+    mine = seats == player
 
+    safe = jnp.clip(action, 0, t.n_actions - 1).astype(_I32)
+    illegal = (action < 0) | (action >= t.n_actions) | ~state.legal_action_mask[safe]
+    over_before = state.terminated | state.truncated
+    kind = jnp.where(over_before | illegal, _NO_MOVE, jnp.asarray(t.kind)[safe])
+    is_replace, is_stop, is_duel = kind == REPLACE, kind == STOP, kind == DUEL
+    is_attack, is_answer = kind == ATTACK, (kind == DEFEND) | (kind == SACRIFICE)
 
-def _stop_replacing(t: Tables, state: State, key: jax.Array) -> State:
-    """engine._stop_replacing: R4.1 reveals both at the end, R4.2 caps the second replacer."""
-    player = state.current_player
+    hand = _hand(state.hands, player)
+    # R5.5: a sacrifice plays the lowest card
+    card = jnp.where(kind == SACRIFICE, _lowest(hand), jnp.asarray(t.card)[safe])
+    one_card = (values == card).astype(_I32)
+    leaving = jnp.where(is_attack, jnp.asarray(t.attack_counts)[safe],
+                        jnp.where(is_replace | is_duel | is_answer, one_card, 0))
+    hands = state.hands - jnp.where(mine[:, None], leaving[None, :], 0)
+    set_aside = state.set_aside + jnp.where(mine[:, None] & is_replace, one_card[None, :], 0)
+    discard = state.discard
+
+    # -- stop replacing (engine._stop_replacing, _reveal_replacement; R4.1-R4.3) ----------
     left = state.replace_left - 1
     simultaneous = jnp.asarray(t.arrows)[state.space] == NONE
-    # R4.1, first of two: nothing is revealed until both finished
-    wait = state.replace(replace_left=left, current_player=jnp.int32(1))
-    # R4.1, both finished: reveal player_0's then player_1's replacement; R4.2: reveal the
-    # player who stopped (the other's set-aside is empty then)
-    n = jnp.sum(state.set_aside, axis=1)
-    key0, key1 = jax.random.split(key)
-    shown = _reveal(t, _reveal(t, state, 0, n[0], key0), 1, n[1], key1)
-    shown = shown.replace(replaced=jnp.where(simultaneous | (jnp.arange(2) == player), n, state.replaced))
-    # R4.2: the second may replace at most as many as the first
-    second = 1 - player
-    cap = n[player]
-    second_turn = shown.replace(replace_left=left, replace_cap=jnp.where(jnp.arange(2) == second, cap,
-                                                                       shown.replace_cap), current_player=second)
+    wait = is_stop & simultaneous & (left > 0)  # R4.1: the first of two finished, nothing shown yet
+    reveal = is_stop & ~wait                    # the replacement(s) go face up, as many are drawn
+    aside = jnp.sum(state.set_aside, axis=1)
+    top = jnp.int32(t.deck_size) - state.pile_size
+    low = top + jnp.stack([jnp.int32(0), aside[0]])  # player_0 draws first, then player_1
+    drawn = _cards_ranked(t, state.rank, low, low + aside)
+    hands = hands + jnp.where(reveal, drawn, 0)
+    discard = discard + jnp.where(reveal, state.set_aside[0] + state.set_aside[1], 0)
+    set_aside = jnp.where(reveal, 0, set_aside)
+    pile_size = state.pile_size - jnp.where(reveal, aside[0] + aside[1], 0)
     first_of_two = ~simultaneous & (left > 0)
-    duel_next = shown.replace(replaced=jnp.where(first_of_two & (jnp.arange(2) == second), 0, shown.replaced),
-                              replace_left=jnp.int32(0))
-    duel_next = _open_duel(duel_next)
-    to_second = first_of_two & (cap > 0)
-    to_wait = simultaneous & (left > 0)
-    return _select(to_wait, wait, _select(to_second, second_turn, duel_next))
+    cap = jnp.where(player == 0, aside[0], aside[1])  # R4.2: the second may replace at most as many
+    to_second = reveal & first_of_two & (cap > 0)
+    to_duel = reveal & ~to_second
+    replaced = jnp.where(reveal & (simultaneous | mine), aside, state.replaced)
+    replaced = jnp.where(to_duel & first_of_two & ~mine, 0, replaced)
+    replace_left = jnp.where(wait | to_second, left, jnp.where(to_duel, 0, state.replace_left))
+    replace_cap = jnp.where(to_second & ~mine, cap, state.replace_cap)
 
+    # -- duel (engine._duel; R5.1, R5.2) ----------------------------------------------------
+    duel = jnp.where(is_duel & mine, card, state.duel)
+    shown = is_duel & (player == 1)  # both chose: reveal
+    first, second = duel[0], duel[1]
+    discard = discard + jnp.where(shown, _one_hot(first, v) + _one_hot(second, v), 0)
+    last_duel = jnp.where(shown, duel, state.last_duel)
+    duel = jnp.where(shown | to_duel, NONE, duel)
+    duel_won = shown & (first != second)
+    duel_attacker = jnp.where(first > second, 0, 1).astype(_I32)
 
-def _reveal(t: Tables, state: State, player: int, n: jax.Array, key: jax.Array) -> State:
-    """engine._reveal_replacement (R4.3) for `player` when n > 0 (n = the cards it set aside):
-    they go face up; it draws as many, from the top of an ordered pile or at random."""
-    position = jnp.arange(t.deck_size, dtype=_I32)
-    from_top = _counts(state.pile, (position < state.pile_size) & (position >= state.pile_size - n), t.n_values)
-    drawn = jnp.where(state.pile_ordered, from_top, _draw(state.pile_counts, n, key, t.max_deal))
-    revealing = n > 0
-    return state.replace(
-        discard=state.discard + state.set_aside[player],
-        hands=state.hands + _row(player, drawn),
-        pile_counts=state.pile_counts - drawn,
-        pile_size=state.pile_size - n,
-        set_aside=jnp.where(revealing, state.set_aside * _row(1 - player, 1), state.set_aside),
-    )
+    # -- attack (engine._attack; R5.3, R5.4) ------------------------------------------------
+    attack = jnp.where(is_attack, jnp.asarray(t.attack_cards)[safe], state.attack)
+    attack_len = jnp.where(is_attack, jnp.asarray(t.attack_len)[safe], state.attack_len)
+    answers = jnp.where(is_attack, NONE, state.answers)
+    answers_len = jnp.where(is_attack, 0, state.answers_len)
 
+    # -- answer (engine._answer; R5.5-R5.7) -------------------------------------------------
+    answers = jnp.where(is_answer & (slots == answers_len), card, answers)
+    answers_len = answers_len + is_answer
+    trick_done = is_answer & (answers_len == attack_len)
+    defended = jnp.all((slots >= answers_len) | (answers >= attack))
+    trick_attacker = jnp.where(defended, player, other)
+    on_table = slots < attack_len
+    discard = discard + jnp.where(trick_done, _counts(attack, on_table, v) + _counts(answers, on_table, v), 0)
+    attack = jnp.where(trick_done, NONE, attack)
+    attack_len = jnp.where(trick_done, 0, attack_len)
+    answers = jnp.where(trick_done, NONE, answers)
+    answers_len = jnp.where(trick_done, 0, answers_len)
 
-def _draw(counts: jax.Array, n: jax.Array, key: jax.Array, max_n: int) -> jax.Array:
-    """Counts per value of `n` (<= max_n) cards drawn uniformly without replacement from a pile
-    of `counts` cards, one card at a time (a shuffle's top n cards have this distribution)."""
-    bits = jax.random.bits(key, (max_n,), jnp.uint32)
-    v = counts.shape[-1]
-    # running totals by comparisons, not jnp.cumsum (a slow reduce-window on XLA:CPU)
-    upto = jnp.arange(v)[:, None] >= jnp.arange(v)[None, :]  # upto[i, j]: j <= i
-    drawn = jnp.zeros_like(counts)
-    for i in range(max_n):
-        left = counts - drawn
-        total = jnp.maximum(jnp.sum(left), 1).astype(jnp.uint32)
-        pick = (bits[i] % total).astype(_I32)  # modulo bias < deck size / 2**32
-        running = jnp.sum(jnp.where(upto, left[None, :], 0), axis=1)
-        card = jnp.sum(running <= pick)  # the first value whose running total exceeds pick
-        drawn = drawn + ((jnp.arange(v) == card) & (i < n))
-    return drawn
+    attacker = jnp.where(duel_won, duel_attacker, jnp.where(trick_done, trick_attacker, state.attacker))
+    phase = jnp.where(to_duel, P_DUEL, jnp.where(duel_won | trick_done, P_ATTACK,
+                                                 jnp.where(is_attack, P_ANSWER, state.phase)))
+    to_act = jnp.select(
+        [wait, to_second, to_duel | (shown & ~duel_won), is_duel & ~shown, duel_won, is_attack, trick_done],
+        [jnp.int32(1), other, jnp.int32(0), jnp.int32(1), duel_attacker, other, trick_attacker],
+        player,
+    ).astype(_I32)
 
-
-def _row(player: jax.Array | int, values: jax.Array | int) -> jax.Array:
-    """A (2, V)-broadcastable array: `values` in `player`'s row, 0 in the other."""
-    return jnp.where((jnp.arange(2) == player)[:, None], values, 0)
-
-
-def _hand(hands: jax.Array, player: jax.Array) -> jax.Array:
-    return jnp.where(player == 0, hands[0], hands[1])
-
-
-def _one_hot(index: jax.Array, size: int) -> jax.Array:
-    """One-hot int32 vector of `index`; all zeros for NONE."""
-    return (jnp.arange(size, dtype=_I32) == index).astype(_I32)
-
-
-def _open_duel(state: State) -> State:
-    return state.replace(phase=jnp.int32(P_DUEL), duel=jnp.full(2, NONE, _I32), current_player=jnp.int32(0))
-
-
-def _duel(t: Tables, state: State, action: jax.Array) -> State:
-    """engine._duel (R5.1/R5.2): hidden choices; the higher card attacks; a tie duels again."""
-    card = jnp.asarray(t.card)[action]
-    player = state.current_player
-    state = state.replace(hands=state.hands - _row(player, _one_hot(card, t.n_values)),
-                          duel=jnp.where(jnp.arange(2) == player, card, state.duel))
-    first_chose = state.replace(current_player=jnp.int32(1))
-    first, second = state.duel[0], state.duel[1]
-    revealed = state.replace(
-        duel=jnp.full(2, NONE, _I32),
-        discard=state.discard + _one_hot(first, t.n_values) + _one_hot(second, t.n_values),
-        last_duel=jnp.stack([first, second]),
-    )
-    attacker = jnp.where(first > second, 0, 1).astype(_I32)
-    fight = _select(
-        first == second,
-        revealed.replace(current_player=jnp.int32(0)),
-        revealed.replace(attacker=attacker, phase=jnp.int32(P_ATTACK), current_player=attacker),
-    )
-    return _select(player == 0, first_chose, fight)
-
-
-def _attack(t: Tables, state: State, action: jax.Array) -> State:
-    player = state.current_player
-    return state.replace(
-        hands=state.hands - _row(player, jnp.asarray(t.attack_counts)[action]),
-        attack=jnp.asarray(t.attack_cards)[action],
-        attack_len=jnp.asarray(t.attack_len)[action],
-        answers=jnp.full_like(state.answers, NONE),
-        answers_len=jnp.int32(0),
-        phase=jnp.int32(P_ANSWER),
-        current_player=1 - player,
-    )
-
-
-def _answer(t: Tables, state: State, card: jax.Array) -> State:
-    """engine._answer (R5.5-R5.7): one answer per attack card; the trick is decided at the end."""
-    defender = state.current_player
-    state = state.replace(
-        hands=state.hands - _row(defender, _one_hot(card, t.n_values)),
-        answers=jnp.where(jnp.arange(t.max_attack) == state.answers_len, card, state.answers),
-        answers_len=state.answers_len + 1,
-    )
-    index = jnp.arange(t.max_attack)
-    answered = index < state.answers_len
-    defended = jnp.all(~answered | (state.answers >= state.attack))
-    on_table = index < state.attack_len
-    attacker = jnp.where(defended, defender, 1 - defender).astype(_I32)
-    done = state.replace(
-        discard=state.discard + _counts(state.attack, on_table, t.n_values)
-        + _counts(state.answers, on_table, t.n_values),
-        attack=jnp.full_like(state.attack, NONE),
-        attack_len=jnp.int32(0),
-        answers=jnp.full_like(state.answers, NONE),
-        answers_len=jnp.int32(0),
-        attacker=attacker,
-    )
-    next_trick = done.replace(phase=jnp.int32(P_ATTACK), current_player=attacker)
-    return _select(state.answers_len < state.attack_len, state, next_trick)
-
-
-def _showdown(t: Tables, state: State, key: jax.Array) -> State:
-    """engine._showdown (R6.1/R6.2/R1.4): the lower last card wins; equal cards per tie_policy."""
-    last0, last1 = _lowest(state.hands[0]), _lowest(state.hands[1])
-    state = state.replace(
-        hands=state.hands - jnp.stack([_one_hot(last0, t.n_values), _one_hot(last1, t.n_values)]),
-        discard=state.discard + _one_hot(last0, t.n_values) + _one_hot(last1, t.n_values),
-    )
-    tie = jnp.asarray(t.arrows)[state.space] if t.rules.config.tie_policy == "arrow_player_wins" else NONE
-    winner = jnp.where(last0 < last1, 0, jnp.where(last1 < last0, 1, tie)).astype(_I32)
-    return _finish_round(t, state, winner, key)
-
-
-def _finish_round(t: Tables, state: State, winner: jax.Array, key: jax.Array) -> State:
-    """engine._finish_round (R6.2-R6.4, R1.5): move the Tacocat and cover, or void the round."""
-    rounds = state.rounds_played + 1
-    decisive = winner != NONE
-    start = state.space
-    target = next_space(state.covered, start, winner)
+    # -- showdown (engine._showdown, _finish_round; R5.2, R5.7, R6.1-R6.4, R1.4, R1.5) -------
+    # a revealed duel or a decided trick that leaves one card each goes to the showdown
+    showdown = ((phase == P_DUEL) | (phase == P_ATTACK)) & (jnp.sum(hands[0]) == 1) & (
+        jnp.sum(hands[1]) == 1) & (duel[0] == NONE)
+    last0, last1 = _lowest(hands[0]), _lowest(hands[1])
+    discard = discard + jnp.where(showdown, _one_hot(last0, v) + _one_hot(last1, v), 0)
+    hands = jnp.where(showdown, 0, hands)
+    arrow = jnp.asarray(t.arrows)[state.space]
+    tie = arrow if t.rules.config.tie_policy == "arrow_player_wins" else jnp.int32(NONE)
+    round_winner = jnp.where(last0 < last1, 0, jnp.where(last1 < last0, 1, tie)).astype(_I32)
+    rounds_played = state.rounds_played + showdown
+    decisive = showdown & (round_winner != NONE)
+    target = next_space(state.covered, state.space, round_winner)
     in_goal = decisive & ((target < 0) | (target >= t.n_spaces))
+    out_of_rounds = showdown & ~in_goal & (rounds_played >= t.max_rounds)
+    new_round = showdown & ~in_goal & ~out_of_rounds
+    phase = jnp.where(in_goal | out_of_rounds, P_OVER, phase)
+    winner = jnp.where(in_goal, round_winner, state.winner)
+
+    # -- rewards (engine.round_shaping + engine.returns, as the AEC env) -------------------
+    for_winner = jnp.where(in_goal, t.win_reward, jnp.where(decisive, t.round_reward, jnp.float32(0)))
+    paid = decisive & (for_winner != 0)  # zeros stay +0.0, as in the reference
+    rewards = jnp.where(paid, jnp.where(seats == round_winner, 1, -1) * for_winner, jnp.float32(0))
+    penalty = jnp.where(mine, jnp.float32(-1), jnp.float32(1))
+    rewards = jnp.where(illegal & ~over_before, penalty, rewards).astype(jnp.float32)
+
+    ended = phase == P_OVER
+    # with autoreset, a game that was already over is simply replaced (its flags were seen)
+    terminated = jnp.where(over_before, state.terminated & ~autoreset, (ended & (winner != NONE)) | illegal)
+    truncated = jnp.where(over_before, state.truncated & ~autoreset, ended & (winner == NONE))
     state = state.replace(
-        rounds_played=rounds,
-        last_round_winner=jnp.where(decisive, winner, VOID).astype(_I32),
-        attacker=jnp.int32(NONE),
-        covered=state.covered | (decisive & (jnp.arange(t.n_spaces) == start)),
-        space=jnp.where(decisive & ~in_goal, target, start).astype(_I32),
+        _step_count=state._step_count + (kind != _NO_MOVE),
+        rewards=rewards,
+        terminated=terminated,
+        truncated=truncated,
+        current_player=to_act,
+        space=jnp.where(decisive & ~in_goal, target, state.space).astype(_I32),
+        covered=state.covered | (decisive & (jnp.arange(t.n_spaces) == state.space)),
+        rounds_played=rounds_played,
+        phase=phase,
+        hands=hands,
+        set_aside=set_aside,
+        pile_size=pile_size,
+        discard=discard,
+        replace_left=replace_left,
+        replace_cap=replace_cap,
+        replaced=replaced,
+        duel=duel,
+        last_duel=last_duel,
+        attacker=jnp.where(showdown, NONE, attacker),
+        attack=attack,
+        attack_len=attack_len,
+        answers=answers,
+        answers_len=answers_len,
+        winner=winner,
+        last_round_winner=jnp.where(showdown, jnp.where(decisive, round_winner, VOID), state.last_round_winner),
     )
-    won = state.replace(winner=winner, phase=jnp.int32(P_OVER))
-    truncated = state.replace(phase=jnp.int32(P_OVER))
-    new_round = _start_round(t, state, key)
-    return _select(in_goal, won, _select(rounds >= t.max_rounds, truncated, new_round))
+    restart = autoreset & (over_before | terminated | truncated)
+    state = _deal(t, state, new_round | restart, restart, key)
+    return finish(t, state, (terminated | truncated) & ~restart)
+
+
+def finish(t: Tables, state: State, over: jax.Array) -> State:
+    """The derived fields: the mask (all true once over) and the observation of the player to act."""
+    state = state.replace(legal_action_mask=legal_mask(t, state) | over)
+    return state.replace(observation=observe(t, state, state.current_player))
 
 
 def next_space(covered: jax.Array, space: jax.Array, player: jax.Array) -> jax.Array:
@@ -410,10 +389,6 @@ def next_space(covered: jax.Array, space: jax.Array, player: jax.Array) -> jax.A
     towards_0 = jnp.max(jnp.where(~covered & (spaces < space), spaces, -1))
     towards_1 = jnp.min(jnp.where(~covered & (spaces > space), spaces, n))
     return jnp.where(player == 0, towards_0, towards_1).astype(_I32)
-
-
-def _select(pred: jax.Array, on_true: State, on_false: State) -> State:
-    return jax.tree.map(lambda a, b: jnp.where(pred, a, b), on_true, on_false)
 
 
 # ---------------------------------------------------------------------------------------

@@ -22,7 +22,6 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import pgx.core
-from pgx.experimental import auto_reset
 
 from tacocat_env.batch import convert, core
 from tacocat_env.batch.core import State
@@ -44,9 +43,6 @@ class TacocatBatch(pgx.core.Env):
         super().__init__()
         self.config: RulesConfig = make_config(config, **rule_overrides)
         self.tables: Tables = compile_tables(self.config)
-        #: `step` with pgx's auto-reset: a game that ends is replaced by a new one (its final
-        #: rewards and flags are kept for that step); takes (state, action, key)
-        self.step_autoreset = auto_reset(self.step, self.init)
 
     # -- conversion to and from the reference engine ---------------------------------------
     def from_game(self, game: GameState) -> State:
@@ -75,6 +71,17 @@ class TacocatBatch(pgx.core.Env):
 
     def step(self, state: pgx.core.State, action: jax.Array, key: jax.Array | None = None) -> State:
         """Play `action` for `state.current_player`; `key` deals the next round if one starts."""
+        return core.step(self.tables, state, self._checked(state, action, key), key)  # type: ignore[arg-type]
+
+    def step_autoreset(self, state: pgx.core.State, action: jax.Array, key: jax.Array | None = None) -> State:
+        """`step`, and a game that ends (or had ended) is replaced by a new one in the same
+        step, keeping the final step's rewards, `terminated` and `truncated` (pgx's
+        `auto_reset`, sharing the step's one shuffle)."""
+        return core.step(self.tables, state, self._checked(state, action, key), key,  # type: ignore[arg-type]
+                         autoreset=True)
+
+    def _checked(self, state: pgx.core.State, action: jax.Array, key: jax.Array | None) -> jax.Array:
+        """The action as an array, after the trace-time checks of the arguments' kinds."""
         if key is None:
             raise TypeError("TacocatBatch.step needs a PRNG key: a new round is dealt inside step (R6.4)")
         _check_key(key)
@@ -86,17 +93,7 @@ class TacocatBatch(pgx.core.Env):
             )
         if not jnp.issubdtype(action.dtype, jnp.integer):
             raise TypeError(f"action must be an integer action id, got dtype {action.dtype}")
-        n = self.tables.n_actions
-        safe = jnp.clip(action, 0, n - 1).astype(jnp.int32)
-        illegal = (action < 0) | (action >= n) | ~state.legal_action_mask[safe]
-        over = state.terminated | state.truncated
-        played = self._step(state.replace(_step_count=state._step_count + 1), safe, key)  # type: ignore[attr-defined]
-        penalty = jnp.where(jnp.arange(2) == state.current_player, jnp.float32(-1), jnp.float32(1))
-        penalised = state.replace(rewards=penalty, terminated=jnp.bool_(True),  # type: ignore[attr-defined]
-                                  legal_action_mask=jnp.ones_like(state.legal_action_mask))
-        stopped = state.replace(rewards=jnp.zeros_like(state.rewards))  # type: ignore[attr-defined]
-        state = core._select(over, stopped, core._select(illegal, penalised, played))
-        return state.replace(observation=self._observe(state, state.current_player))  # type: ignore[attr-defined]
+        return action
 
     def observe(self, state: pgx.core.State, player_id: jax.Array | int | None = None) -> jax.Array:
         """The observation of `player_id` (default: the player to act), as `observation.encode`."""
