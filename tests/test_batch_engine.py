@@ -273,6 +273,36 @@ def test_deal_is_uniform_on_average(env):
     assert (np.asarray(state.hands).sum(axis=2) == DEFAULT.board[DEFAULT.centre]).all()
 
 
+def test_shuffle_is_a_permutation_with_uniform_positions():
+    # R2.2: every shuffle is a permutation of the card slots, and each slot lands in each
+    # position about equally often (chi-square over slots x positions, 6,000 shuffles)
+    n, draws = 38, 6000
+    words = jax.random.key_data(keys(11, draws))
+    ranks = np.asarray(jax.jit(jax.vmap(lambda w: core._ranks(w, n)))(words))
+    assert (np.sort(ranks, axis=1) == np.arange(n)).all()
+    table = np.zeros((n, n))
+    np.add.at(table, (np.repeat(np.arange(n)[None, :], draws, 0), ranks), 1)
+    expected = draws / n
+    chi2 = ((table - expected) ** 2 / expected).sum()
+    dof = (n - 1) ** 2
+    assert abs(chi2 - dof) < 5 * np.sqrt(2 * dof), chi2  # about 5 standard deviations
+    # consecutive keys give unrelated shuffles: the position of slot 0 does not predict the next
+    first = ranks[:, 0]
+    assert abs(np.corrcoef(first[:-1], first[1:])[0, 1]) < 0.05
+
+
+@pytest.mark.parametrize("dealing", [0.1, 0.9])  # the compacted path, and the all-rows fallback
+def test_batched_shuffle_matches_the_shuffle_of_each_game(dealing):
+    # under vmap only the dealing rows are shuffled; each row's shuffle is the one it gets alone
+    n, size = 38, 256
+    key_batch = keys(12, size)
+    deal = np.random.default_rng(0).random(size) < dealing
+    batched = np.asarray(jax.jit(jax.vmap(lambda k, d: core._shuffle(TacocatBatch().tables, k, d)))(
+        key_batch, jnp.asarray(deal)))
+    alone = np.asarray(jax.jit(jax.vmap(lambda w: core._ranks(w, n)))(jax.random.key_data(key_batch)))
+    assert np.array_equal(batched[deal], alone[deal]) and deal.sum() > 0
+
+
 def test_import_tacocat_env_does_not_import_jax():
     code = "import sys, tacocat_env; assert 'jax' not in sys.modules and 'pgx' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -22,6 +22,9 @@ Randomness comes from the key passed to `init`/`step`; the engine keeps no key o
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import jax
 import jax.numpy as jnp
 from pgx._src.struct import dataclass
@@ -92,17 +95,30 @@ def _one_hot(index: jax.Array, size: int) -> jax.Array:
 
 def _counts(cards: jax.Array, valid: jax.Array, n_values: int) -> jax.Array:
     """Count per value index of the `cards` whose `valid` flag is set."""
-    one_hot = cards[:, None] == jnp.arange(n_values, dtype=_I32)[None, :]
-    return jnp.sum(one_hot & valid[:, None], axis=0, dtype=_I32)
+    values = jnp.arange(n_values, dtype=_I32)
+    return _total([((values == cards[i]) & valid[i]).astype(_I32) for i in range(cards.shape[0])])
 
 
 def _lowest(hand: jax.Array) -> jax.Array:
-    """Index of the lowest held value (hand non-empty)."""
-    return jnp.argmax(hand > 0).astype(_I32)
+    """Index of the lowest held value (hand non-empty), unrolled as `_total`."""
+    lowest = jnp.int32(hand.shape[0] - 1)
+    for value in range(hand.shape[0] - 2, -1, -1):
+        lowest = jnp.where(hand[value] > 0, value, lowest)
+    return lowest
 
 
-def _hand(hands: jax.Array, player: jax.Array) -> jax.Array:
-    return jnp.where(player == 0, hands[0], hands[1])
+def _seat(pair: jax.Array, player: jax.Array) -> jax.Array:
+    """`pair[player]` for a per-seat field, by a select (a vmapped gather is a slow loop on XLA:CPU)."""
+    return jnp.where(player == 0, pair[0], pair[1])
+
+
+def _entry(table: jax.Array, index: jax.Array) -> jax.Array:
+    """`table[index]` of a short vector (index clipped to its range), by unrolled selects."""
+    table = jnp.asarray(table)
+    entry = table[0]
+    for i in range(1, table.shape[0]):
+        entry = jnp.where(index >= i, table[i], entry)
+    return entry
 
 
 def _cards_ranked(t: Tables, rank: jax.Array, low: jax.Array, high: jax.Array) -> jax.Array:
@@ -112,13 +128,82 @@ def _cards_ranked(t: Tables, rank: jax.Array, low: jax.Array, high: jax.Array) -
     return jnp.dot(inside.astype(jnp.float32), slot_value.astype(jnp.float32)).astype(_I32)
 
 
-def _shuffle(t: Tables, key: jax.Array) -> jax.Array:
-    """A uniformly random permutation of the card slots, as ranks (R2.2): the rank of a slot
-    is the number of slots with a lower random sort key (ties broken by slot index)."""
-    keys = jax.random.bits(key, (t.deck_size,), jnp.uint32)
-    slots = jnp.arange(t.deck_size, dtype=_I32)
-    before = (keys[None, :] < keys[:, None]) | ((keys[None, :] == keys[:, None]) & (slots[None, :] < slots[:, None]))
-    return jnp.sum(before, axis=1, dtype=_I32)
+def _shuffle(t: Tables, key: jax.Array, deal: jax.Array) -> jax.Array:
+    """A random permutation of the card slots as ranks (R2.2), for a game that deals in this
+    step (`deal`); the result is not used otherwise. Under `vmap`, only the dealing games of
+    the batch are shuffled (see `_shuffler`)."""
+    return _shuffler(t.deck_size)(_key_words(key), deal)
+
+
+def _ranks(words: jax.Array, n: int) -> jax.Array:
+    """The shuffle of `n` slots from a key's words: the rank of a slot is the number of slots
+    with a lower sort key (`_sort_keys`), counted by one comparison per slot, unrolled
+    (XLA:CPU vectorises elementwise operations well and small reductions badly)."""
+    keys = _sort_keys(words, n)
+    rank = jnp.zeros(n, _I32)
+    for slot in range(n):
+        rank = rank + (keys[slot] < keys)
+    return rank
+
+
+@functools.cache
+def _shuffler(n: int) -> Callable[[jax.Array, jax.Array], jax.Array]:
+    """`_ranks`, with a vmap rule that shuffles only the rows that deal.
+
+    A vmapped function computes every row, and a round starts in about one step in ten, so
+    the rule gathers the dealing rows into a buffer of a quarter of the batch, shuffles
+    those, and scatters them back; a step where more rows deal shuffles them all. Each row's
+    shuffle depends on its own key only, so both ways give the same games."""
+
+    @jax.custom_batching.custom_vmap
+    def shuffle(words: jax.Array, deal: jax.Array) -> jax.Array:
+        return _ranks(words, n)
+
+    @shuffle.def_vmap
+    def shuffle_batch(size: int, batched: list[bool], words: jax.Array, deal: jax.Array) -> tuple[jax.Array, bool]:
+        words = words if batched[0] else jnp.broadcast_to(words, (size, *words.shape))
+        deal = deal if batched[1] else jnp.broadcast_to(deal, (size,))
+        every = jax.vmap(lambda w: _ranks(w, n))
+        room = size // 4
+        if room < 16:
+            return every(words), True
+        # the i-th dealing row goes to slot i of the buffer (positions by a running count)
+        position = jax.lax.associative_scan(jnp.add, deal.astype(_I32)) - 1
+        rows = jnp.full(room, size, _I32).at[jnp.where(deal, position, room)].set(
+            jnp.arange(size, dtype=_I32), mode="drop")
+
+        def dealing_only(words: jax.Array) -> jax.Array:
+            ranks = every(words[jnp.minimum(rows, size - 1)])
+            return jnp.zeros((size, n), _I32).at[rows].set(ranks, mode="drop")
+
+        return jax.lax.cond(jnp.sum(deal) <= room, dealing_only, every, words), True
+
+    return shuffle
+
+
+def _key_words(key: jax.Array) -> jax.Array:
+    """The uint32 words of a PRNG key (typed or raw)."""
+    words = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
+    return words.reshape(-1).astype(jnp.uint32)
+
+
+def _sort_keys(words: jax.Array, n: int) -> jax.Array:
+    """`n` distinct pseudo-random uint32 sort keys from a PRNG key's words (a counter-based
+    generator: the slot index hashed with the words by murmur3's 32-bit finaliser, a
+    bijection, so the keys of one shuffle never tie). `jax.random.bits` would run threefry
+    for every key, which cost five times the rest of a step; the key's own words are threefry
+    output already."""
+    h = jnp.arange(n, dtype=jnp.uint32) * jnp.uint32(0x9E3779B9)
+    for i in range(words.shape[0]):
+        h = _fmix32(h ^ words[i])
+    return _fmix32(h)
+
+
+def _fmix32(h: jax.Array) -> jax.Array:
+    """murmur3's finaliser: a bijection of uint32 with full avalanche."""
+    h = (h ^ (h >> 16)) * jnp.uint32(0x85EBCA6B)
+    h = (h ^ (h >> 13)) * jnp.uint32(0xC2B2AE35)
+    return h ^ (h >> 16)
 
 
 def pile_counts(t: Tables, state: State) -> jax.Array:
@@ -153,11 +238,11 @@ def _deal(t: Tables, state: State, deal: jax.Array, new_game: jax.Array, key: ja
     """Where `deal`: shuffle all cards and deal a round on the Tacocat's space (R2.2, R6.4),
     after resetting the board for a new game where `new_game` (R2.1). Opens the replace step."""
     start = jnp.where(new_game, jnp.int32(t.centre), state.space)
-    size = jnp.asarray(t.board)[start]
-    rank = _shuffle(t, key)
+    size = _entry(t.board, start)
+    rank = _shuffle(t, key, deal)
     # player_0 is dealt the first `size` cards, then player_1 (engine._start_round)
     dealt = _cards_ranked(t, rank, jnp.stack([0, size]), jnp.stack([size, 2 * size]))
-    arrow = jnp.asarray(t.arrows)[start]
+    arrow = _entry(t.arrows, start)
     both = arrow == NONE  # R4.1 two arrows: both replace, player_0 asked first
     seats = jnp.arange(2, dtype=_I32)
     cap = jnp.where(both | (seats == arrow), size, 0).astype(_I32)  # R4.2: the second's cap is set later
@@ -196,24 +281,41 @@ def _deal(t: Tables, state: State, deal: jax.Array, new_game: jax.Array, key: ja
 # legal actions (engine._compute_legal, _attack_actions)
 # ---------------------------------------------------------------------------------------
 def legal_mask(t: Tables, state: State) -> jax.Array:
-    """(N,) bool: the legal actions of the player to act; all true once the game is over."""
+    """(N,) bool: the legal actions of the player to act; all true once the game is over.
+
+    Built block by block in the action codec's order (replace V, stop, duel V, attacks,
+    defend V, sacrifice; `tables.check_codec_layout`), with the small reductions unrolled."""
     player = state.current_player
-    hand = _hand(state.hands, player)
-    kind = jnp.asarray(t.kind)
-    held = hand[jnp.asarray(t.card)] > 0
-    room = jnp.where(player == 0, state.replace_cap[0] - jnp.sum(state.set_aside[0]),
-                     state.replace_cap[1] - jnp.sum(state.set_aside[1]))
-    replace = ((kind == REPLACE) & held & (room > 0)) | (kind == STOP)
-    duel = (kind == DUEL) & held
-    most = jnp.sum(hand) - 1  # R5.4: an attack leaves the attacker one card
-    attack = (kind == ATTACK) & jnp.all(hand[None, :] >= jnp.asarray(t.attack_counts), axis=1) & (
-        jnp.asarray(t.attack_len) <= most)
-    current = state.attack[jnp.minimum(state.answers_len, t.max_attack - 1)]
-    answer = ((kind == DEFEND) & held & (jnp.asarray(t.card) >= current)) | (
-        (kind == SACRIFICE) & (_lowest(hand) < current))  # R5.5: a real sacrifice only
     phase = state.phase
-    return jnp.where(phase == P_REPLACE, replace, jnp.where(phase == P_DUEL, duel, jnp.where(
-        phase == P_ATTACK, attack, jnp.where(phase == P_ANSWER, answer, True))))
+    hand = _seat(state.hands, player)
+    held = hand > 0
+    room = jnp.where(player == 0, state.replace_cap[0] - _total(state.set_aside[0]),
+                     state.replace_cap[1] - _total(state.set_aside[1]))
+    replacing = phase == P_REPLACE
+    # R5.3/R5.4: an attack needs its cards in hand and leaves the attacker one card
+    need = jnp.asarray(t.attack_counts[t.kind == ATTACK])
+    attack = jnp.asarray(t.attack_len[t.kind == ATTACK]) <= _total(hand) - 1
+    for value in range(t.n_values):
+        attack = attack & (hand[value] >= need[:, value])
+    answering = phase == P_ANSWER
+    current = _entry(state.attack, state.answers_len)
+    blocks = [
+        held & (room > 0) & replacing, replacing[None],                  # R4.1-R4.3
+        held & (phase == P_DUEL),                                        # R5.1
+        attack & (phase == P_ATTACK),
+        held & (jnp.arange(t.n_values) >= current) & answering,          # R5.5: a defence
+        ((_lowest(hand) < current) & answering)[None],                   # R5.5: a real sacrifice only
+    ]
+    return jnp.concatenate(blocks) | (phase == P_OVER)
+
+
+def _total(x: jax.Array | list[jax.Array]) -> jax.Array:
+    """The sum of a short vector (or of a list of arrays), unrolled: under vmap, XLA:CPU
+    vectorises elementwise operations across the batch but reduces short vectors slowly."""
+    total = x[0]
+    for i in range(1, len(x)):
+        total = total + x[i]
+    return total
 
 
 # ---------------------------------------------------------------------------------------
@@ -239,15 +341,17 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
     safe = jnp.clip(action, 0, t.n_actions - 1).astype(_I32)
     illegal = (action < 0) | (action >= t.n_actions) | ~state.legal_action_mask[safe]
     over_before = state.terminated | state.truncated
-    kind = jnp.where(over_before | illegal, _NO_MOVE, jnp.asarray(t.kind)[safe])
+    # one gather of the action's row of the codec tables (Tables.action_rows)
+    row = jnp.asarray(t.action_rows)[safe]
+    kind = jnp.where(over_before | illegal, _NO_MOVE, row[0])
     is_replace, is_stop, is_duel = kind == REPLACE, kind == STOP, kind == DUEL
     is_attack, is_answer = kind == ATTACK, (kind == DEFEND) | (kind == SACRIFICE)
 
-    hand = _hand(state.hands, player)
+    hand = _seat(state.hands, player)
     # R5.5: a sacrifice plays the lowest card
-    card = jnp.where(kind == SACRIFICE, _lowest(hand), jnp.asarray(t.card)[safe])
+    card = jnp.where(kind == SACRIFICE, _lowest(hand), row[1])
     one_card = (values == card).astype(_I32)
-    leaving = jnp.where(is_attack, jnp.asarray(t.attack_counts)[safe],
+    leaving = jnp.where(is_attack, row[3:3 + v],
                         jnp.where(is_replace | is_duel | is_answer, one_card, 0))
     hands = state.hands - jnp.where(mine[:, None], leaving[None, :], 0)
     set_aside = state.set_aside + jnp.where(mine[:, None] & is_replace, one_card[None, :], 0)
@@ -255,10 +359,10 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
 
     # -- stop replacing (engine._stop_replacing, _reveal_replacement; R4.1-R4.3) ----------
     left = state.replace_left - 1
-    simultaneous = jnp.asarray(t.arrows)[state.space] == NONE
+    simultaneous = _entry(t.arrows, state.space) == NONE
     wait = is_stop & simultaneous & (left > 0)  # R4.1: the first of two finished, nothing shown yet
     reveal = is_stop & ~wait                    # the replacement(s) go face up, as many are drawn
-    aside = jnp.sum(state.set_aside, axis=1)
+    aside = jnp.stack([_total(state.set_aside[0]), _total(state.set_aside[1])])
     top = jnp.int32(t.deck_size) - state.pile_size
     low = top + jnp.stack([jnp.int32(0), aside[0]])  # player_0 draws first, then player_1
     drawn = _cards_ranked(t, state.rank, low, low + aside)
@@ -286,8 +390,8 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
     duel_attacker = jnp.where(first > second, 0, 1).astype(_I32)
 
     # -- attack (engine._attack; R5.3, R5.4) ------------------------------------------------
-    attack = jnp.where(is_attack, jnp.asarray(t.attack_cards)[safe], state.attack)
-    attack_len = jnp.where(is_attack, jnp.asarray(t.attack_len)[safe], state.attack_len)
+    attack = jnp.where(is_attack, row[3 + v:], state.attack)
+    attack_len = jnp.where(is_attack, row[2], state.attack_len)
     answers = jnp.where(is_attack, NONE, state.answers)
     answers_len = jnp.where(is_attack, 0, state.answers_len)
 
@@ -295,7 +399,7 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
     answers = jnp.where(is_answer & (slots == answers_len), card, answers)
     answers_len = answers_len + is_answer
     trick_done = is_answer & (answers_len == attack_len)
-    defended = jnp.all((slots >= answers_len) | (answers >= attack))
+    defended = _total(((slots < answers_len) & (answers < attack)).astype(_I32)) == 0
     trick_attacker = jnp.where(defended, player, other)
     on_table = slots < attack_len
     discard = discard + jnp.where(trick_done, _counts(attack, on_table, v) + _counts(answers, on_table, v), 0)
@@ -315,12 +419,12 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
 
     # -- showdown (engine._showdown, _finish_round; R5.2, R5.7, R6.1-R6.4, R1.4, R1.5) -------
     # a revealed duel or a decided trick that leaves one card each goes to the showdown
-    showdown = ((phase == P_DUEL) | (phase == P_ATTACK)) & (jnp.sum(hands[0]) == 1) & (
-        jnp.sum(hands[1]) == 1) & (duel[0] == NONE)
+    showdown = ((phase == P_DUEL) | (phase == P_ATTACK)) & (_total(hands[0]) == 1) & (
+        _total(hands[1]) == 1) & (duel[0] == NONE)
     last0, last1 = _lowest(hands[0]), _lowest(hands[1])
     discard = discard + jnp.where(showdown, _one_hot(last0, v) + _one_hot(last1, v), 0)
     hands = jnp.where(showdown, 0, hands)
-    arrow = jnp.asarray(t.arrows)[state.space]
+    arrow = _entry(t.arrows, state.space)
     tie = arrow if t.rules.config.tie_policy == "arrow_player_wins" else jnp.int32(NONE)
     round_winner = jnp.where(last0 < last1, 0, jnp.where(last1 < last0, 1, tie)).astype(_I32)
     rounds_played = state.rounds_played + showdown
@@ -386,8 +490,10 @@ def next_space(covered: jax.Array, space: jax.Array, player: jax.Array) -> jax.A
     player_0's goal is -1, player_1's is S."""
     n = covered.shape[-1]
     spaces = jnp.arange(n, dtype=_I32)
-    towards_0 = jnp.max(jnp.where(~covered & (spaces < space), spaces, -1))
-    towards_1 = jnp.min(jnp.where(~covered & (spaces > space), spaces, n))
+    towards_0, towards_1 = jnp.int32(-1), jnp.int32(n)
+    for i in range(n):  # unrolled: the nearest open space on each side
+        towards_0 = jnp.where(~covered[i] & (i < space), i, towards_0)
+        towards_1 = jnp.where(~covered[n - 1 - i] & (n - 1 - i > space), n - 1 - i, towards_1)
     return jnp.where(player == 0, towards_0, towards_1).astype(_I32)
 
 
@@ -407,41 +513,40 @@ def observe(t: Tables, state: State, player: jax.Array) -> jax.Array:
     over = phase == P_OVER
     values = jnp.arange(v, dtype=_I32)
 
-    hand = state.hands[player]
-    own_duel = state.duel[player]
-    own_aside = state.set_aside[player] + (values == own_duel)
+    hand, own_duel, own_set_aside = _seat(state.hands, player), _seat(state.duel, player), _seat(state.set_aside, player)
+    own_aside = own_set_aside + (values == own_duel)
     index = jnp.arange(t.max_attack)
     on_table = index < state.attack_len
     answered = index < state.answers_len
     attack = _counts(state.attack, on_table, v)
     answers = _counts(state.answers, answered, v)
-    failing = jnp.any(answered & (state.answers < state.attack))
-    current = jnp.where(phase == P_ANSWER, state.attack[jnp.minimum(state.answers_len, t.max_attack - 1)], NONE)
-    arrow = jnp.asarray(t.arrows)[state.space]
+    failing = _total((answered & (state.answers < state.attack)).astype(_I32)) > 0
+    current = jnp.where(phase == P_ANSWER, _entry(state.attack, state.answers_len), NONE)
+    arrow = _entry(t.arrows, state.space)
     arrow_index = jnp.where(arrow == NONE, 2, jnp.where(arrow == player, 0, 1))
     role_index = jnp.where(arrow == NONE, 0, jnp.where(arrow == player, 1, 2))
     my_turn = (state.current_player == player) & ~over
     allowance = jnp.where((phase == P_REPLACE) & my_turn,
-                          state.replace_cap[player] - jnp.sum(state.set_aside[player]), 0)
-    opp_size = jnp.sum(state.hands[opp]) + jnp.sum(state.set_aside[opp]) + (state.duel[opp] != NONE)
-    my_size = jnp.sum(hand) + jnp.sum(state.set_aside[player]) + (own_duel != NONE)
+                          _seat(state.replace_cap, player) - _total(own_set_aside), 0)
+    opp_size = _total(_seat(state.hands, opp)) + _total(_seat(state.set_aside, opp)) + (_seat(state.duel, opp) != NONE)
+    my_size = _total(hand) + _total(own_set_aside) + (own_duel != NONE)
     # the board seen from my goal (observation._board_block)
     spaces = jnp.arange(t.n_spaces, dtype=_I32)
     ego = jnp.where(player == 0, spaces, t.n_spaces - 1 - spaces)
     tacocat = (ego == state.space) & ~over
-    covered = state.covered[ego]
+    covered = jnp.where(player == 0, state.covered, state.covered[::-1])
     attacker_index = jnp.where(state.attacker == NONE, 2, jnp.where(state.attacker == player, 0, 1))
     f32 = jnp.float32
     parts = [
         hand, own_aside, state.discard, attack, answers,
-        _one_hot(current, v), _one_hot(state.last_duel[player], v), _one_hot(state.last_duel[opp], v),
+        _one_hot(current, v), _one_hot(_seat(state.last_duel, player), v), _one_hot(_seat(state.last_duel, opp), v),
         failing[None], my_size[None], opp_size[None], state.pile_size[None],
         _one_hot(phase, 5), my_turn[None], allowance[None],
-        jnp.maximum(state.replaced[player], 0)[None], jnp.maximum(state.replaced[opp], 0)[None],
+        jnp.maximum(_seat(state.replaced, player), 0)[None], jnp.maximum(_seat(state.replaced, opp), 0)[None],
         _one_hot(role_index, 3), tacocat, covered,
         moves_to_goal(state.covered, state.space, state.winner, player)[None],
         moves_to_goal(state.covered, state.space, state.winner, opp)[None],
-        jnp.asarray(t.board)[state.space][None], _one_hot(arrow_index, 3),
+        _entry(t.board, state.space)[None], _one_hot(arrow_index, 3),
         _one_hot(attacker_index, 3),
         jnp.asarray(t.round_fraction)[jnp.minimum(state.rounds_played, t.max_rounds)][None],
     ]
@@ -454,5 +559,5 @@ def moves_to_goal(covered: jax.Array, space: jax.Array, winner: jax.Array, playe
     n = covered.shape[-1]
     spaces = jnp.arange(n, dtype=_I32)
     beyond = jnp.where(player == 0, spaces < space, spaces > space)
-    moves = jnp.sum(beyond & ~covered, dtype=_I32) + 1
+    moves = _total((beyond & ~covered).astype(_I32)) + 1
     return jnp.where(winner == NONE, moves, jnp.where(winner == player, 0, n + 1)).astype(_I32)

@@ -54,6 +54,7 @@ class Tables:
     attack_cards: np.ndarray      # (N, A) cards of an attack action, highest first, NONE-padded
     attack_len: np.ndarray        # (N,) number of cards of an attack action (0 otherwise)
     attack_counts: np.ndarray     # (N, V) cards of an attack action, count per value
+    action_rows: np.ndarray       # (N, 3 + V + A) kind, card, attack_len, attack_counts, attack_cards
     round_fraction: np.ndarray    # (max_rounds + 1,) float32(rounds / max_rounds)
     win_reward: np.float32        # float32(1 + round_reward): the game winner's last reward
     round_reward: np.float32      # float32(round_reward)
@@ -87,6 +88,7 @@ def compile_tables(config: RulesConfig | Ruleset) -> Tables:
                 attack_counts[a, c] += 1
         elif move.cards:
             card[a] = move.cards[0]
+    check_codec_layout(kind, card, v)
     fractions = np.array([r / cfg.max_rounds for r in range(cfg.max_rounds + 1)], np.float64).astype(np.float32)
     return Tables(
         rules=rules,
@@ -107,7 +109,23 @@ def compile_tables(config: RulesConfig | Ruleset) -> Tables:
         attack_cards=attack_cards,
         attack_len=attack_len,
         attack_counts=attack_counts,
+        action_rows=np.concatenate([kind[:, None], card[:, None], attack_len[:, None], attack_counts, attack_cards],
+                                   axis=1),
         round_fraction=fractions,
         win_reward=np.float32(1.0 + cfg.round_reward),
         round_reward=np.float32(cfg.round_reward),
     )
+
+
+def check_codec_layout(kind: np.ndarray, card: np.ndarray, n_values: int) -> None:
+    """The batch engine builds the legal mask block by block; it relies on the codec's order:
+    replace (one per value), stop, duel (one per value), the attacks, defend (one per value),
+    sacrifice."""
+    v = n_values
+    values = np.arange(v)
+    n_attacks = len(kind) - 3 * v - 2
+    expected = np.concatenate([np.full(v, REPLACE), [STOP], np.full(v, DUEL), np.full(n_attacks, ATTACK),
+                               np.full(v, DEFEND), [SACRIFICE]])
+    by_value = np.concatenate([values, [0], values, np.zeros(n_attacks, int), values, [0]])
+    if not (np.array_equal(kind, expected) and np.array_equal(card, by_value)):
+        raise AssertionError("the action codec's layout changed: update tacocat_env.batch.core.legal_mask")
