@@ -24,7 +24,7 @@ from conftest import DEFAULT, resample_hidden, sample_states  # noqa: E402
 from tacocat_env import RulesConfig, apply_action, encode, legal_actions, new_game, setup_position  # noqa: E402
 from tacocat_env.batch import ConfigNotCompilableError, TacocatBatch, core  # noqa: E402
 from tacocat_env.batch.convert import game_fields  # noqa: E402
-from tacocat_env.batch.rollout import make_rollout  # noqa: E402
+from tacocat_env.batch.rollout import make_rollout, random_legal_actions  # noqa: E402
 from tacocat_env.batch.verify import FAST_COMPILE, compiled_functions, lockstep, lockstep_from  # noqa: E402
 from tacocat_env.observation import ObservationLayout  # noqa: E402
 from tacocat_env.ruleset import compile_rules  # noqa: E402
@@ -301,6 +301,24 @@ def test_batched_shuffle_matches_the_shuffle_of_each_game(dealing):
         key_batch, jnp.asarray(deal)))
     alone = np.asarray(jax.jit(jax.vmap(lambda w: core._ranks(w, n)))(jax.random.key_data(key_batch)))
     assert np.array_equal(batched[deal], alone[deal]) and deal.sum() > 0
+
+
+def test_random_legal_actions_are_legal_and_uniform():
+    # every row: a legal action, each legal action about equally often (chi-square per row
+    # pattern), across the block boundaries of the two-level search
+    rng = np.random.default_rng(1)
+    patterns = [rng.random(121) < p for p in (0.05, 0.3, 0.9)] + [np.arange(121) >= 120]
+    for pattern in patterns:
+        pattern[rng.integers(121)] = True
+        mask = np.repeat(pattern[None, :], 8000, axis=0)
+        actions = np.asarray(jax.jit(random_legal_actions)(jax.random.key(int(pattern.sum())), jnp.asarray(mask)))
+        assert pattern[actions].all()
+        legal = np.flatnonzero(pattern)
+        counts = np.bincount(actions, minlength=121)[legal]
+        expected = len(actions) / len(legal)
+        dof = max(len(legal) - 1, 1)
+        chi2 = ((counts - expected) ** 2 / expected).sum()
+        assert chi2 < dof + 5 * np.sqrt(2 * dof), (len(legal), chi2)
 
 
 def test_import_tacocat_env_does_not_import_jax():
