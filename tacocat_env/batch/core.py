@@ -309,6 +309,33 @@ def legal_mask(t: Tables, state: State) -> jax.Array:
     return jnp.concatenate(blocks) | (phase == P_OVER)
 
 
+def _materialise(values, count: jax.Array):
+    """The values (a pytree), computed once per game; `count` is any int array that is never
+    negative (a count of the state).
+
+    XLA fuses elementwise chains into their consumers and recomputes a chain for every
+    element it feeds. The step's flags (does this step deal? does the round end?) feed
+    hundreds of elements of the mask and the observation, so XLA:CPU recomputed them per
+    element: three times the cost of a step. XLA:CPU drops `lax.optimization_barrier` but
+    does not fuse across a conditional, so under `vmap` the values pass through one whose
+    predicate (`count >= 0`) is always true but unknown to the compiler."""
+    leaves, tree = jax.tree.flatten(values)
+    return jax.tree.unflatten(tree, _pass_through(count, *leaves))
+
+
+@jax.custom_batching.custom_vmap
+def _pass_through(count: jax.Array, *leaves: jax.Array) -> tuple[jax.Array, ...]:
+    return leaves
+
+
+@_pass_through.def_vmap
+def _pass_through_batched(size: int, batched: list[bool], count: jax.Array,
+                          *leaves: jax.Array) -> tuple[tuple, tuple[bool, ...]]:
+    leaves = tuple(x if b else jnp.broadcast_to(x, (size, *jnp.shape(x))) for x, b in zip(leaves, batched[1:]))
+    never = jax.tree.map(jnp.zeros_like, leaves)  # not taken: count is never negative
+    return jax.lax.cond(jnp.all(count >= 0), lambda: leaves, lambda: never), (True,) * len(leaves)
+
+
 def _total(x: jax.Array | list[jax.Array]) -> jax.Array:
     """The sum of a short vector (or of a list of arrays), unrolled: under vmap, XLA:CPU
     vectorises elementwise operations across the batch but reduces short vectors slowly."""
@@ -350,6 +377,9 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
     hand = _seat(state.hands, player)
     # R5.5: a sacrifice plays the lowest card
     card = jnp.where(kind == SACRIFICE, _lowest(hand), row[1])
+    kind, card, row, illegal, over_before = _materialise((kind, card, row, illegal, over_before), state.rounds_played)
+    is_replace, is_stop, is_duel = kind == REPLACE, kind == STOP, kind == DUEL
+    is_attack, is_answer = kind == ATTACK, (kind == DEFEND) | (kind == SACRIFICE)
     one_card = (values == card).astype(_I32)
     leaving = jnp.where(is_attack, row[3:3 + v],
                         jnp.where(is_replace | is_duel | is_answer, one_card, 0))
@@ -417,6 +447,8 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
         player,
     ).astype(_I32)
 
+    hands, phase, duel, discard, to_act = _materialise((hands, phase, duel, discard, to_act), state.rounds_played)
+
     # -- showdown (engine._showdown, _finish_round; R5.2, R5.7, R6.1-R6.4, R1.4, R1.5) -------
     # a revealed duel or a decided trick that leaves one card each goes to the showdown
     showdown = ((phase == P_DUEL) | (phase == P_ATTACK)) & (_total(hands[0]) == 1) & (
@@ -433,6 +465,8 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
     in_goal = decisive & ((target < 0) | (target >= t.n_spaces))
     out_of_rounds = showdown & ~in_goal & (rounds_played >= t.max_rounds)
     new_round = showdown & ~in_goal & ~out_of_rounds
+    showdown, decisive, in_goal, out_of_rounds, new_round, round_winner, target = _materialise(
+        (showdown, decisive, in_goal, out_of_rounds, new_round, round_winner, target), state.rounds_played)
     phase = jnp.where(in_goal | out_of_rounds, P_OVER, phase)
     winner = jnp.where(in_goal, round_winner, state.winner)
 
@@ -481,6 +515,7 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
 
 def finish(t: Tables, state: State, over: jax.Array) -> State:
     """The derived fields: the mask (all true once over) and the observation of the player to act."""
+    state, over = _materialise((state, over), state.rounds_played)
     state = state.replace(legal_action_mask=legal_mask(t, state) | over)
     return state.replace(observation=observe(t, state, state.current_player))
 
