@@ -7,7 +7,8 @@ deal pairs (about 30 s on an idle core): at a reduced budget it is not above `co
 simulations: 0.468 [0.423, 0.512] over 200 deal pairs, see the budget curve in
 docs/BENCHMARKS.md), so a cheaper search would test the wrong agent. An agent that plays random
 legal moves in place of any rung fails its check: the tests below show that the check can
-fail.
+fail. The counter also beats the counter of earlier releases (`PREVIOUS_COUNTER`, its two
+newer rules switched off), so a change that undoes them fails.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import pytest
 
 from agents.evaluation import MatchResult, match
+from agents.heuristic import PREVIOUS_COUNTER
 
 DEAL_PAIRS = 200
 SEED = 13
@@ -33,6 +35,11 @@ def strength_check(upper: str, lower: str, deal_pairs: int = DEAL_PAIRS) -> tupl
 def test_each_rung_beats_the_rung_below(upper, lower, deal_pairs):
     passed, r = strength_check(upper, lower, deal_pairs)
     assert passed, f"{upper} vs {lower}: {r.win_rate_a:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}] over {r.games} deal pairs"
+
+
+def test_the_counter_beats_its_previous_version():
+    passed, r = strength_check("counter", PREVIOUS_COUNTER)
+    assert passed, f"counter vs {PREVIOUS_COUNTER}: {r.win_rate_a:.3f} [{r.ci_low:.3f}, {r.ci_high:.3f}]"
 
 
 @pytest.mark.parametrize("lower", sorted({lower for _, lower, _ in RUNGS}))
