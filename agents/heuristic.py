@@ -54,13 +54,29 @@ def next_replacement(rules: Ruleset, hand: Sequence[int], aside: Sequence[int], 
     return todo[0] if todo and room > 0 else rules.codec.stop
 
 
-def cheapest_duel_card(hand: list[int]) -> int:
-    """The lowest card that is not the keeper: high cards are worth more later (attacks and
-    defences) than the attacker's seat is worth now; measured in docs/BENCHMARKS.md."""
+def cheapest_duel_card(hand: list[int], duel_from: int = 0) -> int:
+    """The lowest card other than (one copy of) the keeper, preferring cards at value index
+    >= `duel_from`: high cards are worth more later (attacks and defences) than the attacker's
+    seat is worth now, and the low cards below `duel_from` are kept as reserves (the next
+    keeper after a forced sacrifice). `duel_from=0` takes the lowest such card outright.
+    Measured in docs/BENCHMARKS.md."""
     keeper = lowest(hand)
-    if hand[keeper] > 1:
+    spare = [v for v, n in enumerate(hand) for _ in range(n - (v == keeper))]
+    if not spare:  # a one-card hand never duels (R5.2); kept total for direct callers
         return keeper
-    return next(v for v in range(keeper + 1, len(hand)) if hand[v])
+    above = [v for v in spare if v >= duel_from]
+    return (above or spare)[0]
+
+
+def replacement_with_weak_keeper(hand: list[int], keep_from: int, keeper_from: int) -> list[int]:
+    """The planner's middle cards, then the keeper itself when it is weak (value index in
+    [`keeper_from`, `keep_from`)): a redraw often brings a lower card, and a high keeper
+    rarely wins the showdown (R6.1)."""
+    plan = middle_cards_to_replace(hand, keep_from)
+    keeper = lowest(hand)
+    if keeper_from <= keeper < keep_from:
+        plan.append(keeper)
+    return plan
 
 
 def keeper_safe_answer(rules: Ruleset, hand: list[int], target: int) -> int:
@@ -171,19 +187,39 @@ class PlannerAgent(HeuristicAgent):
         return action
 
 
+#: the counter before its reserve-keeping duel and weak-keeper redraw, as a spec (for comparisons)
+PREVIOUS_COUNTER = "counter:duel_from=0,replace_keeper_from=12"
+
+
 class CardCounterAgent(PlannerAgent):
-    """Card counter: duels cheap, and weighs wide attacks by how often the opponent's possible hands (sampled from unseen cards) must sacrifice."""
+    """Card counter: duels cheap but keeps low reserves, redraws a weak keeper, and weighs wide attacks by how often the opponent's possible hands (sampled from unseen cards) must sacrifice.
+
+    `duel_from` (default 3): duel with the lowest spare card at or above this value index
+    (`cheapest_duel_card`); `replace_keeper_from` (default 4): also replace the keeper when its
+    value index is at least this (`replacement_with_weak_keeper`). `PREVIOUS_COUNTER` (both
+    rules off) is the counter of releases before them; measured in docs/BENCHMARKS.md.
+    """
 
     name = "counter"
 
-    def __init__(self, keep_from: int = 7, samples: int = 16, sacrifice_rate: float = 0.0) -> None:
+    def __init__(self, keep_from: int = 7, samples: int = 16, sacrifice_rate: float = 0.0,
+                 duel_from: int = 3, replace_keeper_from: int = 4) -> None:
         super().__init__(keep_from, sacrifice_rate)
         if samples < 1:
             raise ValueError(f"samples must be >= 1, got {samples}")
+        if duel_from < 0:
+            raise ValueError(f"duel_from is a card value index and must be >= 0, got {duel_from}")
+        if replace_keeper_from < 0:
+            raise ValueError(f"replace_keeper_from is a card value index and must be >= 0, got {replace_keeper_from}")
         self.samples = samples
+        self.duel_from = duel_from
+        self.replace_keeper_from = replace_keeper_from
+
+    def replace_plan(self, view: PlayerView, hand: list[int]) -> list[int]:
+        return replacement_with_weak_keeper(hand, self.keep_from, self.replace_keeper_from)
 
     def duel_card(self, view: PlayerView, hand: list[int]) -> int:
-        return cheapest_duel_card(hand)
+        return cheapest_duel_card(hand, self.duel_from)
 
     def attack(self, view: PlayerView, hand: list[int]) -> int:
         """Among the widest keeper-safe attacks, the one that forces the most sacrifices."""

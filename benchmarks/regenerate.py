@@ -12,7 +12,8 @@ table rendered from the JSON). The docs (`docs/BENCHMARKS.md`) carry each table 
 (the default after a run) replaces those blocks from the JSON, and `--check` (run by the tests)
 fails when a block differs from what the JSON renders to.
 
-Sections: `ladder` (each rung against the one below), `belief` (the search agent's
+Sections: `ladder` (each rung against the one below), `counter` (the counter against its
+previous version and both against the planner), `belief` (the search agent's
 failed-answer belief on/off/soft against opponents that sacrifice by choice, with paired
 differences between the modes over the same deals), `budget` (search strength against its
 simulation budget, vs `counter` and vs `search` at its default, with a PNG), `crossplay`
@@ -53,6 +54,7 @@ LADDER = ["random", "highcard", "planner", "counter", "search"]
 #: (sized to what a shared 2-core machine finishes in about an hour; search games cost 0.2-4 s each)
 SIZES: dict[str, Any] = {
     "ladder": {"heuristic": 2000, "search": 200},
+    "counter": 2000,
     "belief": 200,
     "budget": {24: 40, 48: 40, 96: 40, 200: 16, 400: 6, 800: 3},
     "crossplay": 60,
@@ -145,6 +147,26 @@ def render_ladder(data: dict[str, Any]) -> str:
     for r in data["rows"]:
         lines.append(f"| `{r['upper']}` | `{r['lower']}` | {r['deal_pairs']} | {r['win_rate']:.3f} | "
                      f"{_ci(r['paired'])} | {_ci(r['wilson'])} | {beats(*r['paired'])} |")
+    return "\n".join(lines)
+
+
+def run_counter(pairs: int, workers: int) -> dict[str, Any]:
+    """The counter against its previous version, and both against the planner (same deals)."""
+    from agents.evaluation import match
+    from agents.heuristic import PREVIOUS_COUNTER
+
+    rows = []
+    for a, b in (("counter", PREVIOUS_COUNTER), ("counter", "planner"), (PREVIOUS_COUNTER, "planner")):
+        m = match(a, b, games=pairs, seed=SEED, workers=workers)
+        rows.append({"a": a, "b": b, **_interval(m)})
+    return {"rows": rows}
+
+
+def render_counter(data: dict[str, Any]) -> str:
+    lines = ["| A | B | deal pairs | A's win rate | 95% paired CI | 95% Wilson CI |", "|---|---|---:|---:|---|---|"]
+    for r in data["rows"]:
+        lines.append(f"| `{r['a']}` | `{r['b']}` | {r['deal_pairs']} | {r['win_rate']:.3f} | "
+                     f"{_ci(r['paired'])} | {_ci(r['wilson'])} |")
     return "\n".join(lines)
 
 
@@ -278,6 +300,7 @@ def render_search_speed(data: dict[str, Any]) -> str:
 
 SECTIONS: dict[str, tuple[Callable[..., dict[str, Any]], Callable[[dict[str, Any]], str]]] = {
     "ladder": (run_ladder, render_ladder),
+    "counter": (run_counter, render_counter),
     "belief": (run_belief, render_belief),
     "budget": (run_budget, render_budget),
     "crossplay": (run_crossplay, render_crossplay),

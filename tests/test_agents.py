@@ -205,3 +205,40 @@ def test_sacrifice_rate_makes_a_heuristic_sacrifice_by_choice():
         assert (agent.act(inp) == sacrifice) is expected_sacrifice, spec
     with pytest.raises(ValueError, match="sacrifice_rate"):
         make_agent("planner", sacrifice_rate=2)
+
+
+def _hand(*values: int, n_values: int = 12) -> list[int]:
+    hand = [0] * n_values
+    for v in values:
+        hand[v] += 1
+    return hand
+
+
+def test_counter_duels_above_its_low_reserves():
+    """The counter's duel card (R5.1): the lowest spare card at value index >= duel_from; one
+    keeper copy is never spent; duel_from=0 is the earlier rule (lowest spare card)."""
+    from agents.heuristic import cheapest_duel_card
+
+    assert cheapest_duel_card(_hand(0, 1, 5, 9), duel_from=3) == 5     # 1 kept as a reserve
+    assert cheapest_duel_card(_hand(0, 1, 5, 9), duel_from=0) == 1
+    assert cheapest_duel_card(_hand(0, 0, 5), duel_from=0) == 0        # a second keeper copy
+    assert cheapest_duel_card(_hand(0, 0, 5), duel_from=3) == 5
+    assert cheapest_duel_card(_hand(0, 1, 2), duel_from=3) == 1        # nothing above: lowest spare
+    assert cheapest_duel_card(_hand(4, 4), duel_from=3) == 4
+
+
+def test_counter_redraws_a_weak_keeper_last():
+    """R4.3: middle cards first, then the keeper when its value index is in [keeper_from, keep_from)."""
+    from agents.heuristic import middle_cards_to_replace, replacement_with_weak_keeper
+
+    assert replacement_with_weak_keeper(_hand(4, 5, 9, 10), 7, 4) == [5, 4]
+    assert replacement_with_weak_keeper(_hand(3, 5, 9, 10), 7, 4) == [5]      # a strong keeper stays
+    assert replacement_with_weak_keeper(_hand(8, 9, 10), 7, 4) == []          # nothing below keep_from
+    hand = _hand(4, 5, 6, 11)
+    assert replacement_with_weak_keeper(hand, 7, 12) == middle_cards_to_replace(hand, 7)
+
+
+@pytest.mark.parametrize("param", ["duel_from", "replace_keeper_from"])
+def test_counter_rejects_a_negative_value_index(param):
+    with pytest.raises(ValueError, match=param):
+        make_agent("counter", **{param: -1})
