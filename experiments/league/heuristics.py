@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from agents.registry import parse_spec
+from experiments.league.mixture import NotPortedError, check_ported
 from tacocat_env.actions import MoveKind
 from tacocat_env.config import RulesConfig
 from tacocat_env.observation import ObservationLayout
@@ -29,27 +29,14 @@ from tacocat_env.ruleset import Ruleset, compile_rules
 
 Policy = Callable[[jax.Array, jax.Array, jax.Array], jax.Array]
 
-#: the ladder agents that have a JAX port (`counter` samples hidden hands: not ported yet)
-PORTED = ("highcard", "planner")
-
-
-class NotPortedError(ValueError):
-    """An opponent spec with no JAX port (or with parameters the port does not support)."""
+__all__ = ["NotPortedError", "Policy", "make_heuristic"]
 
 
 def make_heuristic(spec: str, rules: Ruleset | RulesConfig) -> Policy:
     """The JAX port of the ladder agent `spec` ('highcard', 'planner', 'planner:keep_from=6')."""
     if isinstance(rules, RulesConfig):
         rules = compile_rules(rules)
-    name, params = parse_spec(spec)
-    if name not in PORTED:
-        raise NotPortedError(f"agent {name!r} has no JAX port; the league can use {', '.join(PORTED)}")
-    allowed = {"highcard": set(), "planner": {"keep_from", "sacrifice_rate"}}[name]
-    for key in params:
-        if key not in allowed:
-            raise NotPortedError(f"the JAX port of {name!r} takes no parameter {key!r}")
-    if name == "planner" and float(params.get("sacrifice_rate", 0) or 0) != 0.0:
-        raise NotPortedError("the JAX port of 'planner' supports sacrifice_rate=0 only (the default)")
+    name, params = check_ported(spec)
     keep_from = int(params.get("keep_from", 7))
     return _build(rules, planner=name == "planner", keep_from=keep_from)
 
