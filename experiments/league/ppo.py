@@ -96,6 +96,29 @@ def sample(key: jax.Array, logits: jax.Array) -> tuple[jax.Array, jax.Array]:
     return action, log_prob
 
 
+def learner_advantages(traj: Transition, last_value: jax.Array, gamma: float, gae_lambda: float) -> jax.Array:
+    """GAE over the learner's decisions of a (time, rows) trajectory; 0 at the opponent's steps.
+
+    A decision's reward is the learner's reward summed from its step up to (not including) its
+    next decision in the same game; a game that ends cuts the sum and the bootstrap. Scanned
+    backwards; `last_value` bootstraps the last decision of each row if its game goes on.
+    """
+    def back(carry: tuple, t: Transition) -> tuple[tuple, jax.Array]:
+        reward_sum, next_value, next_gae = carry
+        # the game ended at this step: what the carry holds belongs to the next game
+        reward_sum, next_value, next_gae = (jnp.where(t.done, 0.0, x) for x in (reward_sum, next_value, next_gae))
+        reward_sum = reward_sum + t.reward
+        delta = reward_sum + gamma * next_value - t.value
+        gae = delta + gamma * gae_lambda * next_gae
+        carry = (jnp.where(t.learner_turn, 0.0, reward_sum), jnp.where(t.learner_turn, t.value, next_value),
+                 jnp.where(t.learner_turn, gae, next_gae))
+        return carry, jnp.where(t.learner_turn, gae, 0.0)
+
+    zeros = jnp.zeros_like(last_value)
+    _, adv = jax.lax.scan(back, (zeros, last_value, zeros), traj, reverse=True)
+    return adv
+
+
 def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics: Sequence[Policy],
                    compiler_options: dict | None = None) -> Callable[[Runner, Params, jax.Array], tuple[Runner, dict[str, jax.Array]]]:
     """The jitted iteration; `pool` is the snapshot pool (params stacked on a leading axis) and
@@ -147,24 +170,7 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
                                 reward, done, learner_turn)
         return (params, pool, snapshot_ids, state, seat, key), (transition, done, won)
 
-    # -- 2. credit: learner-decision GAE ----------------------------------------------------
-    def advantages(traj: Transition, last_value: jax.Array) -> jax.Array:
-        def back(carry: tuple, t: Transition) -> tuple[tuple, jax.Array]:
-            reward_sum, next_value, next_gae = carry
-            # a game that ended at this step: what follows belongs to another game
-            reward_sum, next_value, next_gae = (jnp.where(t.done, 0.0, x) for x in (reward_sum, next_value, next_gae))
-            reward_sum = reward_sum + t.reward
-            delta = reward_sum + s.gamma * next_value - t.value
-            gae = delta + s.gamma * s.gae_lambda * next_gae
-            carry = (jnp.where(t.learner_turn, 0.0, reward_sum), jnp.where(t.learner_turn, t.value, next_value),
-                     jnp.where(t.learner_turn, gae, next_gae))
-            return carry, jnp.where(t.learner_turn, gae, 0.0)
-
-        zeros = jnp.zeros(s.n_envs)
-        _, adv = jax.lax.scan(back, (zeros, last_value, zeros), traj, reverse=True)
-        return adv
-
-    # -- 3. update ---------------------------------------------------------------------------
+    # -- 2. credit (learner_advantages, above) and 3. update -------------------------------
     def loss_fn(params: Params, batch: Transition, adv: jax.Array, ret: jax.Array) -> tuple[jax.Array, dict]:
         w = batch.learner_turn.astype(jnp.float32)
         n = jnp.maximum(w.sum(), 1.0)
@@ -201,7 +207,7 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         carry = (params, pool, snapshot_ids, state, seat, key)
         (_, _, _, state, seat, key), (traj, done, won) = jax.lax.scan(env_step, carry, None, length=s.n_steps)
         last_value = value(params["critic"], observe(state, seat), s.activation)
-        adv = advantages(traj, last_value)
+        adv = learner_advantages(traj, last_value, s.gamma, s.gae_lambda)
         ret = adv + traj.value
         flat = jax.tree.map(lambda x: x.reshape(s.n_envs * s.n_steps, *x.shape[2:]), (traj, adv, ret))
         key, epoch_key = jax.random.split(key)

@@ -211,6 +211,9 @@ def train_league(config: ExperimentConfig | None = None, *, resume: Path | None 
     if resume is not None:
         run_dir = Path(resume)
         config = load_run_config(run_dir)
+        if (run_dir / "final.json").exists():
+            raise RunDirError(f"{run_dir} is a finished run (final.json exists, {config.total_timesteps} timesteps); "
+                              "nothing to resume. Start a new run to train longer.")
     if config is None or config.league is None:
         raise ValueError("train_league() needs a config with backend: league, or resume=RUN_DIR")
     if resume is None:
