@@ -187,13 +187,16 @@ def test_numpy_forward_equals_jax_forward(smoke_run: Path) -> None:
     assert not np.allclose(jax_logits, np.asarray(mlp(template.params["actor"], jnp.asarray(obs), "tanh")))
 
 
-def test_the_league_agent_plays_a_match_without_jax_in_the_agent(smoke_run: Path) -> None:
-    from agents.evaluation import match
+def test_the_league_agent_plays_a_match_without_jax(smoke_run: Path) -> None:
+    """A duplicate match against `random`, in a fresh interpreter that never imports JAX."""
+    import subprocess
+    import sys
 
-    result = match(f"league:path={smoke_run / 'policy.npz'}", "random", games=3, seed=0, progress=False)
-    assert result.n_games == 6
-    import agents.league_agent as module
-    assert "jax" not in module.__dict__ and "jax" not in vars(__import__("agents.rllib_agent").rllib_agent)
+    code = ("import sys; from agents.evaluation import match; "
+            f"r = match('league:path={smoke_run / 'policy.npz'}', 'random', games=3, seed=0, progress=False); "
+            "print(r.n_games, 'jax' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.split() == ["6", "False"], out.stdout + out.stderr
 
 
 def test_the_league_agent_sees_only_its_observation(smoke_run: Path) -> None:
