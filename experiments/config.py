@@ -226,6 +226,9 @@ class ExperimentConfig(_Strict):
 
         if self.league is None:
             raise ValueError("backend 'league' needs a `league` section (e.g. league: {selfplay_weight: 1.0})")
+        if self.selfplay is not None:
+            raise ValueError("the `selfplay` section is SB3's; with backend: league, snapshots are set in `league` "
+                             "(snapshot_weight, snapshot_every, snapshot_pool)")
         for i, opponent in enumerate(self.opponents):
             try:
                 check_ported(opponent.agent)

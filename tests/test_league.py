@@ -44,6 +44,7 @@ LARGE = ROOT / "experiments" / "configs" / "league.yaml"
     (["league=null"], "backend 'league' needs a `league` section"),
     (["backend=sb3"], "the `league` section only applies with backend: league"),
     (["league.sampling=best"], "league.sampling"),
+    (["selfplay={snapshot_every: 100}"], "the `selfplay` section is SB3's"),
 ])
 def test_bad_league_configs_fail_at_validation(overrides: list[str], fragment: str) -> None:
     with pytest.raises(ValidationError, match=fragment.replace("(", r"\(").replace("[", r"\[")):
