@@ -137,7 +137,7 @@ class LeagueConfig(_Strict):
     sampling: Literal["uniform", "pfsp"] = Field(
         default="uniform", description="how a slot draws its snapshot: uniformly, or prioritized fictitious "
         "self-play (weight (1 - learner's win rate against it) ** pfsp_power)")
-    pfsp_power: float = Field(default=2.0, ge=0)
+    pfsp_power: float = Field(default=2.0, ge=0, description="PFSP exponent: higher plays the hardest snapshots more")
     fast_compile: bool = Field(default=False, description="compile with XLA backend optimisation 0: "
                                "compiles several times faster, runs slower (smoke runs)")
 
