@@ -41,6 +41,7 @@ BUILTIN_AGENTS = {
     "search": "agents.search:SearchAgent",
     "ppo": "agents.trained:PPOAgent",
     "rllib": "agents.rllib_agent:RllibPolicyAgent",
+    "league": "agents.league_agent:LeaguePolicyAgent",
     "ismcts": "agents.openspiel_agents:ISMCTSAgent",
 }
 

@@ -344,8 +344,8 @@ def train_command(
     address: Optional[str] = typer.Option(None, "--address", help="backend rllib: join the Ray cluster at HOST:PORT "
                                           "(default: RAY_ADDRESS, else the config's, else a local Ray runtime)."),
 ) -> None:
-    """Train from a YAML experiment config (file < --seed < --set): MaskablePPO, or PPO on Ray RLlib
-    with `backend: rllib`."""
+    """Train from a YAML experiment config (file < --seed < --set): MaskablePPO, PPO on Ray RLlib
+    with `backend: rllib`, or jitted PPO on the batch engine against a league with `backend: league`."""
     from experiments.config import load_experiment
     from experiments.final_eval import evaluate_run, print_table
     from experiments.run_dir import load_run_config
@@ -371,6 +371,12 @@ def train_command(
             typer.echo(f"error: {err}", err=True)
             raise typer.Exit(2) from None
         learner = f"rllib:path={run_dir / POLICY_FILE}"
+    elif backend == "league":
+        from experiments.league.train import POLICY_FILE as LEAGUE_POLICY
+        from experiments.league.train import train_league
+
+        run_dir = train_league(experiment, resume=resume, progress=progress)
+        learner = f"league:path={run_dir / LEAGUE_POLICY}"
     else:
         run_dir = train(experiment, resume=resume, progress=progress)
         learner = None

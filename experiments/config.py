@@ -119,6 +119,29 @@ class RllibConfig(_Strict):
                                      "learner plays both seats; the others are against `opponents`")
 
 
+class LeagueConfig(_Strict):
+    """League backend (jitted PPO on the batch engine, docs/LEAGUE.md): the opponents' mixture.
+
+    The games of a batch are shared out by weight between the current policy (`selfplay_weight`),
+    frozen snapshots of it (`snapshot_weight`, split into `snapshot_slots` blocks, each playing
+    one snapshot drawn per iteration) and the JAX ports of the top-level `opponents` (each with
+    its `weight`). `n_envs` games run at once, `algo.n_steps` steps each per iteration;
+    `algo.batch_size` is the minibatch in env steps (both players' steps; the opponent's weigh 0).
+    """
+
+    selfplay_weight: float = Field(default=1.0, ge=0, description="share of games against the current policy")
+    snapshot_weight: float = Field(default=0.0, ge=0, description="share of games against frozen snapshots")
+    snapshot_every: int = Field(default=10, gt=0, description="iterations between snapshots of the learner")
+    snapshot_pool: int = Field(default=8, gt=0, description="snapshots kept (the oldest is dropped)")
+    snapshot_slots: int = Field(default=2, gt=0, description="blocks of games playing snapshots, one snapshot each")
+    sampling: Literal["uniform", "pfsp"] = Field(
+        default="uniform", description="how a slot draws its snapshot: uniformly, or prioritized fictitious "
+        "self-play (weight (1 - learner's win rate against it) ** pfsp_power)")
+    pfsp_power: float = Field(default=2.0, ge=0, description="PFSP exponent: higher plays the hardest snapshots more")
+    fast_compile: bool = Field(default=False, description="compile with XLA backend optimisation 0: "
+                               "compiles several times faster, runs slower (smoke runs)")
+
+
 class ExperimentConfig(_Strict):
     name: str = Field(pattern=NAME_PATTERN,
                       description="experiment name, used in the run directory (letters, digits, _ - .)")
@@ -130,15 +153,18 @@ class ExperimentConfig(_Strict):
     torch_threads: int = Field(default=1, gt=0)
     learner_seat: Literal["alternate", "random"] = "alternate"
     rules: dict[str, Any] = Field(default_factory=dict, description="RulesConfig overrides")
-    opponents: list[OpponentConfig] = Field(min_length=1)
+    opponents: list[OpponentConfig] = Field(default_factory=list, description="fixed opponents (at least one "
+                                            "for sb3 and rllib; for league: JAX-ported heuristics, may be empty)")
     selfplay: SelfPlayConfig | None = None
     algo: AlgoConfig = Field(default_factory=AlgoConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
     checkpoint_every: int = Field(default=50_000, gt=0)
     run_root: str = "runs"
-    backend: Literal["sb3", "rllib"] = Field(default="sb3", description="sb3: MaskablePPO in one process; "
-                                              "rllib: PPO on Ray RLlib (needs the `rllib` section)")
+    backend: Literal["sb3", "rllib", "league"] = Field(
+        default="sb3", description="sb3: MaskablePPO in one process; rllib: PPO on Ray RLlib (needs the `rllib` "
+        "section); league: jitted PPO on the batch engine against a league (needs the `league` section)")
     rllib: RllibConfig | None = None
+    league: LeagueConfig | None = None
 
     @field_validator("rules")
     @classmethod
@@ -155,7 +181,7 @@ class ExperimentConfig(_Strict):
         fields += [("eval.final", f.agent) for f in self.eval.final]
         ruleset = self.rules_config.ruleset_hash()
         for field, spec in fields:
-            if spec.split(":", 1)[0].strip() == "ppo":
+            if spec.split(":", 1)[0].strip() in ("ppo", "league"):
                 agent = make_agent(spec)
                 try:
                     agent.check_ruleset(ruleset)  # type: ignore[attr-defined]
@@ -179,11 +205,42 @@ class ExperimentConfig(_Strict):
     def _backend_section(self) -> ExperimentConfig:
         if self.backend == "rllib" and self.rllib is None:
             raise ValueError("backend 'rllib' needs an `rllib` section (e.g. rllib: {env_runners: 2})")
-        if self.backend == "sb3" and self.rllib is not None:
+        if self.backend != "rllib" and self.rllib is not None:
             raise ValueError("the `rllib` section only applies with backend: rllib")
         if self.rllib is not None and self.algo.batch_size > self.rllib.train_batch_size:
             raise ValueError(f"algo.batch_size ({self.algo.batch_size}) is the PPO minibatch and must not exceed "
                              f"rllib.train_batch_size ({self.rllib.train_batch_size})")
+        return self
+
+    @model_validator(mode="after")
+    def _league_fits(self) -> ExperimentConfig:
+        """backend league: a `league` section, opponents with a JAX port, a batch that splits
+        into whole minibatches and gives every opponent of the mixture at least one game."""
+        if self.backend != "league":
+            if self.league is not None:
+                raise ValueError("the `league` section only applies with backend: league")
+            if not self.opponents:
+                raise ValueError(f"opponents: backend {self.backend} needs at least one opponent")
+            return self
+        from experiments.league.mixture import check_ported, split_rows
+
+        if self.league is None:
+            raise ValueError("backend 'league' needs a `league` section (e.g. league: {selfplay_weight: 1.0})")
+        if self.selfplay is not None:
+            raise ValueError("the `selfplay` section is SB3's; with backend: league, snapshots are set in `league` "
+                             "(snapshot_weight, snapshot_every, snapshot_pool)")
+        for i, opponent in enumerate(self.opponents):
+            try:
+                check_ported(opponent.agent)
+            except ValueError as err:
+                raise ValueError(f"opponents.{i}.agent: {err}") from None
+        rollout = self.n_envs * self.algo.n_steps
+        if rollout % self.algo.batch_size:
+            raise ValueError(f"algo.batch_size: a rollout of n_envs x n_steps = {rollout} steps does not split into "
+                             f"minibatches of {self.algo.batch_size} (choose a divisor of {rollout})")
+        league = self.league
+        split_rows(self.n_envs, league.selfplay_weight, league.snapshot_weight, league.snapshot_slots,
+                   [o.weight for o in self.opponents])
         return self
 
     @property

@@ -289,13 +289,14 @@ def _append_csv(path: Path, fields: list[str], rows: list[dict]) -> None:
         writer.writerows(rows)
 
 
-def evaluate_policy(policy: Path, config: ExperimentConfig, timesteps: int) -> list[dict[str, Any]]:
-    """Duplicate matches of the exported policy against `eval.opponents` (callbacks.py's rows)."""
+def evaluate_policy(policy: Path, config: ExperimentConfig, timesteps: int, agent: str = "rllib") -> list[dict[str, Any]]:
+    """Duplicate matches of the exported policy (played by agent `agent`: rllib or league)
+    against `eval.opponents` (callbacks.py's rows)."""
     from agents.evaluation import match
 
     rows = []
     for opponent in config.eval.opponents:
-        result = match(f"rllib:path={policy}", opponent, games=config.eval.deal_pairs, seed=config.eval.seed,
+        result = match(f"{agent}:path={policy}", opponent, games=config.eval.deal_pairs, seed=config.eval.seed,
                        workers=1, config=config.rules_config, progress=False)
         rows.append({"timesteps": timesteps, "opponent": opponent, "win_rate": result.win_rate_a,
                      "ci_low": result.ci_low, "ci_high": result.ci_high, "deal_pairs": config.eval.deal_pairs})

@@ -1,0 +1,86 @@
+"""Speed of league training (experiments/league) on this machine's JAX backend, with the batch
+engine's random-legal rollout (`tacocat_env.batch.rollout.make_rollout`) at the same batch and
+rollout length in the same run as the anchor.
+
+Training steps/s = n_envs x n_steps / wall time of one jitted league iteration (rollout with the
+league's opponents, advantages, `n_epochs` of minibatch updates), best of `--repeats` after
+compilation. Compilation is timed on its own; the load average is printed, since other processes
+on a shared machine slow every figure down.
+
+    python benchmarks/league_speed.py                                   # experiments/configs/league.yaml
+    python benchmarks/league_speed.py --set n_envs=2048 --set algo.n_epochs=2
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from experiments.config import load_experiment
+from experiments.league.ppo import init_runner
+from experiments.league.train import SnapshotPool, build
+from tacocat_env.batch.rollout import make_rollout
+
+
+def best_of(fn, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(fn())
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default="experiments/configs/league.yaml")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], help="KEY=VALUE override")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+
+    config = load_experiment(args.config, overrides=args.overrides)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"commit {commit}, jax {jax.__version__} ({jax.default_backend()}), {os.cpu_count()} CPUs, "
+          f"config {args.config} {' '.join(args.overrides)}")
+    print(f"load average at start: {load}")
+    env, s, iteration = build(config)
+    steps = s.n_envs * s.n_steps
+
+    rollout = make_rollout(env, s.n_envs, s.n_steps)
+    start = time.perf_counter()
+    jax.block_until_ready(rollout(jax.random.key(0)))
+    rollout_compile = time.perf_counter() - start
+    rollout_s = best_of(lambda: rollout(jax.random.key(1)), args.repeats)
+
+    runner = init_runner(env, s, jax.random.key(0))
+    pool = SnapshotPool(runner.params, config.league.snapshot_pool)
+    ids = jnp.asarray(np.zeros(config.league.snapshot_slots, np.int32))
+    start = time.perf_counter()
+    runner, _ = iteration(runner, pool.arrays, ids)
+    jax.block_until_ready(runner)
+    train_compile = time.perf_counter() - start
+    state = {"runner": runner}
+
+    def one() -> object:
+        state["runner"], metrics = iteration(state["runner"], pool.arrays, ids)
+        return metrics
+
+    train_s = best_of(one, args.repeats)
+    print(f"compile time: random rollout {rollout_compile:.1f} s, league iteration {train_compile:.1f} s\n")
+    print("| loop | n_envs | n_steps | env steps/s | ratio to random rollout |")
+    print("|---|---:|---:|---:|---:|")
+    print(f"| random-legal rollout (anchor) | {s.n_envs:,} | {s.n_steps} | {steps / rollout_s:,.0f} | 1.00 |")
+    print(f"| league PPO iteration ({s.n_epochs} epochs, net {list(s.hidden)}) | {s.n_envs:,} | {s.n_steps} | "
+          f"{steps / train_s:,.0f} | {rollout_s / train_s:.2f} |")
+    print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""The actor-critic: two MLPs (policy logits, value) as plain pytrees of JAX arrays.
+
+Plain JAX rather than flax or equinox: the network is two small MLPs, their parameters are a
+dict of lists of (weight, bias) arrays, so checkpoints are npz members in a fixed order, the
+export to the numpy ladder agent is a transpose, and the only new dependency is optax (docs/LEAGUE.md).
+Weights are stored (in, out) as JAX multiplies them; exported (out, in) as `agents.rllib_agent`'s
+`tacocat-mlp-v1` format reads them.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+Params = dict[str, list[tuple[jax.Array, jax.Array]]]
+ACTIVATIONS = {"tanh": jnp.tanh, "relu": jax.nn.relu}
+#: the logit of an illegal action: finite, so that entropy and log-probabilities stay finite
+MASKED_LOGIT = -1e9
+
+
+def init_mlp(key: jax.Array, sizes: list[int], last_gain: float) -> list[tuple[jax.Array, jax.Array]]:
+    """Orthogonal weights (gain sqrt 2, `last_gain` for the output layer) and zero biases (CleanRL's init)."""
+    layers = []
+    keys = jax.random.split(key, len(sizes) - 1)
+    for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        gain = last_gain if i == len(sizes) - 2 else float(np.sqrt(2))
+        weight = jax.nn.initializers.orthogonal(gain)(keys[i], (n_in, n_out), jnp.float32)
+        layers.append((weight, jnp.zeros(n_out, jnp.float32)))
+    return layers
+
+
+def init_params(key: jax.Array, obs_size: int, n_actions: int, hidden: list[int]) -> Params:
+    actor_key, critic_key = jax.random.split(key)
+    return {"actor": init_mlp(actor_key, [obs_size, *hidden, n_actions], 0.01),
+            "critic": init_mlp(critic_key, [obs_size, *hidden, 1], 1.0)}
+
+
+def mlp(layers: list[tuple[jax.Array, jax.Array]], x: jax.Array, activation: str) -> jax.Array:
+    act = ACTIVATIONS[activation]
+    for i, (weight, bias) in enumerate(layers):
+        x = x @ weight + bias
+        if i < len(layers) - 1:
+            x = act(x)
+    return x
+
+
+def masked_logits(actor: list[tuple[jax.Array, jax.Array]], obs: jax.Array, mask: jax.Array, activation: str) -> jax.Array:
+    return jnp.where(mask, mlp(actor, obs, activation), MASKED_LOGIT)
+
+
+def value(critic: list[tuple[jax.Array, jax.Array]], obs: jax.Array, activation: str) -> jax.Array:
+    return mlp(critic, obs, activation)[..., 0]
+
+
+def actor_arrays(params: Params) -> dict[str, np.ndarray]:
+    """The actor as `layer_i_weight` (out, in) / `layer_i_bias` float32 arrays (the export format)."""
+    arrays = {}
+    for i, (weight, bias) in enumerate(params["actor"]):
+        arrays[f"layer_{i}_weight"] = np.asarray(weight, dtype=np.float32).T.copy()
+        arrays[f"layer_{i}_bias"] = np.asarray(bias, dtype=np.float32)
+    return arrays

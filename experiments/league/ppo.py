@@ -1,0 +1,223 @@
+"""One jitted PPO iteration on the batch engine (PureJaxRL style), for a two-player game.
+
+`make_iteration` returns `iteration(runner, pool, snapshot_ids) -> (runner, metrics)`: collect
+`n_steps` auto-reset steps of `n_envs` games under one `lax.scan`, compute advantages, then
+`n_epochs` passes of clipped-objective minibatch updates; all inside one `jax.jit`. It reads
+top to bottom:
+
+1. **Rollout.** Every step, the policy is run on every row; each row's opponent (its block of
+   rows, `mixture.split_rows`) acts where the player to act is not the learner's seat
+   (`state.current_player != seat`). The learner's seat of a row is flipped (or redrawn) every
+   time a game on it ends, so the learner plays both seats.
+2. **Credit.** Only the learner's decisions are trained on (`learner_turn`). A reward can arrive
+   on any step (the game ends on the opponent's move, a round ends, ...): a learner decision
+   gets the sum of the learner's rewards from its own step up to its next decision in the same
+   game. Discounting (`gamma`) and GAE (`lambda`) count learner decisions, not env steps. The
+   last decision of the rollout bootstraps from the value of the learner's observation of the
+   final state (`env.observe`).
+3. **Update.** Clipped surrogate, value loss, entropy bonus; every mean is over learner
+   decisions only (the opponent's steps weigh 0); advantages are normalised per minibatch.
+
+The engine is used through its public interface only (`init`, `step_autoreset`, `observe`,
+`State.observation`, `legal_action_mask`, `current_player`, `rewards`, `terminated`,
+`truncated`), so a faster engine with the same interface drops in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from experiments.league.heuristics import Policy
+from experiments.league.mixture import Block
+from experiments.league.network import Params, init_params, masked_logits, value
+
+
+@dataclass(frozen=True)
+class PPOSettings:
+    n_envs: int
+    n_steps: int
+    minibatch_size: int
+    n_epochs: int
+    learning_rate: float
+    gamma: float
+    gae_lambda: float
+    clip_range: float
+    ent_coef: float
+    vf_coef: float
+    max_grad_norm: float
+    hidden: tuple[int, ...]
+    activation: str
+    learner_seat: str  # "alternate" or "random"
+
+
+class Runner(NamedTuple):
+    """Everything an iteration carries to the next (and a checkpoint saves)."""
+
+    params: Params
+    opt_state: Any
+    env_state: Any
+    seat: jax.Array  # (n_envs,) the learner's seat in each row's current game
+    key: jax.Array
+
+
+class Transition(NamedTuple):
+    obs: jax.Array
+    mask: jax.Array
+    action: jax.Array
+    log_prob: jax.Array
+    value: jax.Array
+    reward: jax.Array  # the learner's reward of this step
+    done: jax.Array  # the game ended at this step (the next row state is a new game)
+    learner_turn: jax.Array
+
+
+def make_optimizer(s: PPOSettings) -> optax.GradientTransformation:
+    return optax.chain(optax.clip_by_global_norm(s.max_grad_norm), optax.adam(s.learning_rate, eps=1e-5))
+
+
+def init_runner(env: Any, s: PPOSettings, key: jax.Array) -> Runner:
+    params_key, env_key, key = jax.random.split(key, 3)
+    obs_size, n_actions = env.observation_shape[0], env.num_actions
+    params = init_params(params_key, obs_size, n_actions, list(s.hidden))
+    env_state = jax.vmap(env.init)(jax.random.split(env_key, s.n_envs))
+    seat = (jnp.arange(s.n_envs) % 2).astype(jnp.int32)  # half the rows start as player_0, half as player_1
+    return Runner(params, make_optimizer(s).init(params), env_state, seat, key)
+
+
+def sample(key: jax.Array, logits: jax.Array) -> tuple[jax.Array, jax.Array]:
+    action = jax.random.categorical(key, logits).astype(jnp.int32)
+    log_prob = jnp.take_along_axis(jax.nn.log_softmax(logits), action[..., None], axis=-1)[..., 0]
+    return action, log_prob
+
+
+def learner_advantages(traj: Transition, last_value: jax.Array, gamma: float, gae_lambda: float) -> jax.Array:
+    """GAE over the learner's decisions of a (time, rows) trajectory; 0 at the opponent's steps.
+
+    A decision's reward is the learner's reward summed from its step up to (not including) its
+    next decision in the same game; a game that ends cuts the sum and the bootstrap. Scanned
+    backwards; `last_value` bootstraps the last decision of each row if its game goes on.
+    """
+    def back(carry: tuple, t: Transition) -> tuple[tuple, jax.Array]:
+        reward_sum, next_value, next_gae = carry
+        # the game ended at this step: what the carry holds belongs to the next game
+        reward_sum, next_value, next_gae = (jnp.where(t.done, 0.0, x) for x in (reward_sum, next_value, next_gae))
+        reward_sum = reward_sum + t.reward
+        delta = reward_sum + gamma * next_value - t.value
+        gae = delta + gamma * gae_lambda * next_gae
+        carry = (jnp.where(t.learner_turn, 0.0, reward_sum), jnp.where(t.learner_turn, t.value, next_value),
+                 jnp.where(t.learner_turn, gae, next_gae))
+        return carry, jnp.where(t.learner_turn, gae, 0.0)
+
+    zeros = jnp.zeros_like(last_value)
+    _, adv = jax.lax.scan(back, (zeros, last_value, zeros), traj, reverse=True)
+    return adv
+
+
+def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics: Sequence[Policy],
+                   compiler_options: dict | None = None) -> Callable[[Runner, Params, jax.Array], tuple[Runner, dict[str, jax.Array]]]:
+    """The jitted iteration; `pool` is the snapshot pool (params stacked on a leading axis) and
+    `snapshot_ids` the pool index each snapshot slot plays this iteration. `compiler_options`
+    go to `jax.jit` (`{"xla_backend_optimization_level": 0}` compiles several times faster and
+    runs slower: for smoke runs and tests)."""
+    step = jax.vmap(env.step_autoreset)
+    observe = jax.vmap(env.observe)
+    optimizer = make_optimizer(s)
+    rows = jnp.arange(s.n_envs)
+    n_minibatches = s.n_envs * s.n_steps // s.minibatch_size
+
+    def opponent_actions(pool: Params, snapshot_ids: jax.Array, obs: jax.Array, mask: jax.Array,
+                         learner_action: jax.Array, key: jax.Array) -> jax.Array:
+        """Each block's opponent on its own rows (static slices)."""
+        parts = []
+        for block, block_key in zip(blocks, jax.random.split(key, len(blocks))):
+            o, m = obs[block.start:block.stop], mask[block.start:block.stop]
+            if block.kind == "self":  # the current policy: its sampled action, already computed
+                parts.append(learner_action[block.start:block.stop])
+            elif block.kind == "snapshot":
+                actor = jax.tree.map(lambda leaf: leaf[snapshot_ids[block.index]], pool["actor"])
+                parts.append(sample(block_key, masked_logits(actor, o, m, s.activation))[0])
+            else:
+                policy = jax.vmap(heuristics[block.index])
+                parts.append(policy(o, m, jax.random.split(block_key, block.rows)))
+        return jnp.concatenate(parts)
+
+    # -- 1. rollout ----------------------------------------------------------------------
+    def env_step(carry: tuple, _: None) -> tuple[tuple, tuple[Transition, jax.Array, jax.Array]]:
+        params, pool, snapshot_ids, state, seat, key = carry
+        key, act_key, opp_key, env_key, seat_key = jax.random.split(key, 5)
+        obs, mask = state.observation, state.legal_action_mask
+        logits = masked_logits(params["actor"], obs, mask, s.activation)
+        learner_action, log_prob = sample(act_key, logits)
+        learner_turn = state.current_player == seat
+        opp_action = opponent_actions(pool, snapshot_ids, obs, mask, learner_action, opp_key)
+        action = jnp.where(learner_turn, learner_action, opp_action)
+        state = step(state, action, jax.random.split(env_key, s.n_envs))
+        reward = state.rewards[rows, seat]
+        done = state.terminated | state.truncated
+        won = state.terminated & (reward > state.rewards[rows, 1 - seat])
+        if s.learner_seat == "alternate":
+            next_seat = 1 - seat
+        else:
+            next_seat = jax.random.bernoulli(seat_key, 0.5, seat.shape).astype(jnp.int32)
+        seat = jnp.where(done, next_seat, seat)
+        transition = Transition(obs, mask, learner_action, log_prob, value(params["critic"], obs, s.activation),
+                                reward, done, learner_turn)
+        return (params, pool, snapshot_ids, state, seat, key), (transition, done, won)
+
+    # -- 2. credit (learner_advantages, above) and 3. update -------------------------------
+    def loss_fn(params: Params, batch: Transition, adv: jax.Array, ret: jax.Array) -> tuple[jax.Array, dict]:
+        w = batch.learner_turn.astype(jnp.float32)
+        n = jnp.maximum(w.sum(), 1.0)
+
+        def wmean(x: jax.Array) -> jax.Array:
+            return (w * x).sum() / n
+
+        logits = masked_logits(params["actor"], batch.obs, batch.mask, s.activation)
+        log_probs = jax.nn.log_softmax(logits)
+        log_prob = jnp.take_along_axis(log_probs, batch.action[:, None], axis=-1)[:, 0]
+        ratio = jnp.exp(log_prob - batch.log_prob)
+        adv_mean = wmean(adv)
+        adv = (adv - adv_mean) / (jnp.sqrt(wmean((adv - adv_mean) ** 2)) + 1e-8)
+        policy_loss = wmean(jnp.maximum(-adv * ratio, -adv * jnp.clip(ratio, 1 - s.clip_range, 1 + s.clip_range)))
+        value_loss = 0.5 * wmean((value(params["critic"], batch.obs, s.activation) - ret) ** 2)
+        entropy = wmean(-(jnp.exp(log_probs) * log_probs).sum(-1))
+        loss = policy_loss + s.vf_coef * value_loss - s.ent_coef * entropy
+        approx_kl = wmean((ratio - 1) - jnp.log(ratio))
+        return loss, {"policy_loss": policy_loss, "value_loss": value_loss, "entropy": entropy, "approx_kl": approx_kl}
+
+    def update_minibatch(carry: tuple, mb: tuple) -> tuple[tuple, dict]:
+        params, opt_state = carry
+        grads, info = jax.grad(loss_fn, has_aux=True)(params, *mb)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        return (optax.apply_updates(params, updates), opt_state), info
+
+    def update_epoch(carry: tuple, key: jax.Array, data: tuple) -> tuple[tuple, dict]:
+        order = jax.random.permutation(key, s.n_envs * s.n_steps)
+        shuffled = jax.tree.map(lambda x: x[order].reshape(n_minibatches, -1, *x.shape[1:]), data)
+        return jax.lax.scan(update_minibatch, carry, shuffled)
+
+    def iteration(runner: Runner, pool: Params, snapshot_ids: jax.Array) -> tuple[Runner, dict[str, jax.Array]]:
+        params, opt_state, state, seat, key = runner
+        carry = (params, pool, snapshot_ids, state, seat, key)
+        (_, _, _, state, seat, key), (traj, done, won) = jax.lax.scan(env_step, carry, None, length=s.n_steps)
+        last_value = value(params["critic"], observe(state, seat), s.activation)
+        adv = learner_advantages(traj, last_value, s.gamma, s.gae_lambda)
+        ret = adv + traj.value
+        flat = jax.tree.map(lambda x: x.reshape(s.n_envs * s.n_steps, *x.shape[2:]), (traj, adv, ret))
+        key, epoch_key = jax.random.split(key)
+        (params, opt_state), info = jax.lax.scan(
+            lambda c, k: update_epoch(c, k, flat), (params, opt_state), jax.random.split(epoch_key, s.n_epochs))
+        metrics = {name: x.mean() for name, x in info.items()}
+        metrics["learner_steps"] = traj.learner_turn.sum()
+        metrics["games_per_row"] = done.sum(axis=0)
+        metrics["wins_per_row"] = won.sum(axis=0)
+        metrics["learner_reward"] = traj.reward.sum()
+        return Runner(params, opt_state, state, seat, key), metrics
+
+    return jax.jit(iteration, compiler_options=compiler_options)

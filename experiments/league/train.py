@@ -1,0 +1,300 @@
+"""`tacocat train` with `backend: league`: jitted PPO on the batch engine against a league.
+
+Reads top to bottom: the config becomes PPO settings, the blocks of rows of the mixture
+(`mixture.split_rows`) and the JAX heuristic ports -> one jitted iteration (`ppo.make_iteration`)
+-> a fresh run directory (or `--resume`: the newest complete checkpoint) -> iterations; between
+them, in Python: the snapshot pool (add a snapshot every `league.snapshot_every` iterations, draw
+the snapshot each slot plays, uniform or PFSP), progress.csv + TensorBoard, duplicate-format
+evaluation of the exported policy against `eval.opponents` (eval.csv, learning_curve.png) and
+checkpoints. At the end, `policy.npz`: the actor as the ladder agent `league:path=RUN/policy.npz`.
+
+Checkpoints are `checkpoints/ckpt_<timesteps>.npz` (every array of the runner, the pool and
+the environment state, as the leaves of their pytrees, no pickle) plus a `.json` marker written
+last (iteration, timesteps, the pool's bookkeeping and the numpy generator that draws
+snapshots). A resumed run continues bit for bit where the checkpoint left off.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from experiments.config import ExperimentConfig
+from experiments.league.heuristics import make_heuristic
+from experiments.league.mixture import Block, split_rows
+from experiments.league.network import Params, actor_arrays
+from experiments.league.ppo import PPOSettings, Runner, init_runner, make_iteration
+from experiments.run_dir import RunDirError
+
+CHECKPOINTS = "checkpoints"
+POLICY_FILE = "policy.npz"
+PROGRESS_FIELDS = [
+    "iteration", "timesteps", "learner_steps", "games", "learner_win_rate", "env_steps_per_s", "iteration_s",
+    "policy_loss", "value_loss", "entropy", "approx_kl", "pool_size",
+]
+_FAST_COMPILE = {"xla_backend_optimization_level": 0}
+#: compiled iterations by (rules, settings, blocks, opponents, fast): a second run in the same
+#: process (a resume, a test) does not compile again
+_COMPILED: dict[tuple, Any] = {}
+
+
+# ---------------------------------------------------------------------------------------
+# from the config
+# ---------------------------------------------------------------------------------------
+def ppo_settings(config: ExperimentConfig) -> PPOSettings:
+    algo = config.algo
+    return PPOSettings(
+        n_envs=config.n_envs, n_steps=algo.n_steps, minibatch_size=algo.batch_size, n_epochs=algo.n_epochs,
+        learning_rate=algo.learning_rate, gamma=algo.gamma, gae_lambda=algo.gae_lambda, clip_range=algo.clip_range,
+        ent_coef=algo.ent_coef, vf_coef=algo.vf_coef, max_grad_norm=algo.max_grad_norm,
+        hidden=tuple(algo.net_arch), activation=algo.activation, learner_seat=config.learner_seat)
+
+
+def blocks_of(config: ExperimentConfig) -> list[Block]:
+    league = config.league
+    assert league is not None
+    return split_rows(config.n_envs, league.selfplay_weight, league.snapshot_weight, league.snapshot_slots,
+                      [o.weight for o in config.opponents])
+
+
+def build(config: ExperimentConfig) -> tuple[Any, PPOSettings, Any]:
+    """(env, settings, jitted iteration) of a league config."""
+    from tacocat_env.batch import TacocatBatch
+
+    env = TacocatBatch(config.rules_config)
+    settings = ppo_settings(config)
+    blocks = blocks_of(config)
+    specs = tuple(o.agent for o in config.opponents)
+    key = (json.dumps(config.rules_config.canonical_dict(), sort_keys=True), settings, tuple(blocks), specs,
+           config.league.fast_compile)
+    if key not in _COMPILED:
+        heuristics = [make_heuristic(spec, env.config) for spec in specs]
+        _COMPILED[key] = make_iteration(env, settings, blocks, heuristics,
+                                        _FAST_COMPILE if config.league.fast_compile else None)
+    return env, settings, _COMPILED[key]
+
+
+# ---------------------------------------------------------------------------------------
+# the snapshot pool (arrays in JAX, bookkeeping in Python)
+# ---------------------------------------------------------------------------------------
+class SnapshotPool:
+    """Up to `size` frozen copies of the learner's params, stacked on a leading axis (slot 0
+    holds the initial policy from the start), with the learner's results against each."""
+
+    def __init__(self, params: Params, size: int) -> None:
+        self.arrays: Params = jax.tree.map(lambda x: jnp.stack([x] * size), params)
+        self.size = size
+        self.filled = 1
+        self.next_slot = 1 % size
+        self.games = [0] * size
+        self.wins = [0] * size
+
+    def add(self, params: Params) -> None:
+        slot = self.next_slot
+        self.arrays = jax.tree.map(lambda pool, x: pool.at[slot].set(x), self.arrays, params)
+        self.games[slot] = self.wins[slot] = 0
+        self.filled = min(self.filled + 1, self.size)
+        self.next_slot = (slot + 1) % self.size
+
+    def draw(self, rng: np.random.Generator, slots: int, sampling: str, power: float) -> np.ndarray:
+        """The snapshot each slot plays: uniform, or PFSP ((1 - learner's win rate) ** power,
+        the win rate with one prior win and one prior loss)."""
+        if sampling == "uniform":
+            weights = np.ones(self.filled)
+        else:
+            rate = (np.array(self.wins[:self.filled]) + 1) / (np.array(self.games[:self.filled]) + 2)
+            weights = (1 - rate) ** power + 1e-6
+        return rng.choice(self.filled, size=slots, p=weights / weights.sum()).astype(np.int32)
+
+    def record(self, blocks: list[Block], snapshot_ids: np.ndarray, games: np.ndarray, wins: np.ndarray) -> None:
+        for block in blocks:
+            if block.kind == "snapshot":
+                slot = int(snapshot_ids[block.index])
+                self.games[slot] += int(games[block.start:block.stop].sum())
+                self.wins[slot] += int(wins[block.start:block.stop].sum())
+
+    def bookkeeping(self) -> dict[str, Any]:
+        return {"filled": self.filled, "next_slot": self.next_slot, "games": self.games, "wins": self.wins}
+
+    def restore(self, arrays: Params, book: dict[str, Any]) -> None:
+        self.arrays = arrays
+        self.filled, self.next_slot = book["filled"], book["next_slot"]
+        self.games, self.wins = list(book["games"]), list(book["wins"])
+
+
+# ---------------------------------------------------------------------------------------
+# checkpoints and export (arrays + JSON; nothing is pickled)
+# ---------------------------------------------------------------------------------------
+def _plain(tree: Any) -> Any:
+    """PRNG keys as their uint32 data, so that every leaf is a plain array."""
+    return jax.tree.map(lambda x: jax.random.key_data(x) if jnp.issubdtype(x.dtype, jax.dtypes.prng_key) else x, tree)
+
+
+def save_checkpoint(run_dir: Path, runner: Runner, pool: SnapshotPool, state: dict[str, Any], keep: int = 2) -> Path:
+    folder = run_dir / CHECKPOINTS
+    folder.mkdir(exist_ok=True)
+    path = folder / f"ckpt_{state['timesteps']}.npz"
+    leaves = jax.tree.leaves(_plain((runner, pool.arrays)))
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez(tmp, **{f"leaf_{i}": np.asarray(x) for i, x in enumerate(leaves)})
+    tmp.replace(path)
+    marker = path.with_suffix(".json")
+    marker.with_suffix(".tmp").write_text(json.dumps({**state, "pool": pool.bookkeeping()}))
+    marker.with_suffix(".tmp").replace(marker)  # written last: marks the checkpoint complete
+    for stale in sorted(folder.glob("ckpt_*.json"), key=lambda p: int(p.stem.split("_")[1]))[:-keep]:
+        stale.unlink()
+        stale.with_suffix(".npz").unlink(missing_ok=True)
+    return path
+
+
+def load_checkpoint(run_dir: Path, runner: Runner, pool: SnapshotPool) -> tuple[Runner, dict[str, Any]] | None:
+    """The newest complete checkpoint, read into the shapes of `runner` and `pool` (fresh
+    ones of the same config); None if there is none."""
+    markers = sorted((run_dir / CHECKPOINTS).glob("ckpt_*.json"), key=lambda p: int(p.stem.split("_")[1]))
+    if not markers:
+        return None
+    marker = markers[-1]
+    template = _plain((runner, pool.arrays))
+    leaves, treedef = jax.tree.flatten(template)
+    with np.load(marker.with_suffix(".npz"), allow_pickle=False) as data:
+        if len(data.files) != len(leaves):
+            raise RunDirError(f"{marker.with_suffix('.npz')} holds {len(data.files)} arrays, this config needs "
+                              f"{len(leaves)}: it was written by another version")
+        loaded = [data[f"leaf_{i}"] for i in range(len(leaves))]
+    for i, (old, new) in enumerate(zip(leaves, loaded)):
+        if old.shape != new.shape or old.dtype != new.dtype:
+            raise RunDirError(f"{marker.with_suffix('.npz')}: array {i} is {new.dtype}{new.shape}, expected "
+                              f"{old.dtype}{old.shape}: it was written by another version")
+    restored_runner, arrays = jax.tree.unflatten(treedef, [jnp.asarray(x) for x in loaded])
+    restored_runner = restored_runner._replace(key=jax.random.wrap_key_data(restored_runner.key))
+    state = json.loads(marker.read_text())
+    pool.restore(arrays, state["pool"])
+    return restored_runner, state
+
+
+def export_policy(params: Params, path: Path, config: ExperimentConfig, timesteps: int) -> Path:
+    """The actor as a `tacocat-mlp-v1` file (`agents.league_agent` plays it with numpy)."""
+    from agents.league_agent import ALGORITHM
+    from agents.rllib_agent import FORMAT
+    from tacocat_env.observation import ObservationLayout
+    from tacocat_env.ruleset import compile_rules
+
+    arrays = actor_arrays(params)
+    rules = compile_rules(config.rules_config)
+    meta = {"format": FORMAT, "activation": config.algo.activation, "layers": len(params["actor"]),
+            "ruleset_hash": rules.hash, "observation_size": ObservationLayout(rules).size,
+            "n_actions": rules.codec.size, "algorithm": ALGORITHM, "experiment": config.name,
+            "seed": config.seed, "timesteps": timesteps}
+    arrays["metadata"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez(tmp, **arrays)
+    tmp.replace(path)
+    return path
+
+
+# ---------------------------------------------------------------------------------------
+# train
+# ---------------------------------------------------------------------------------------
+def train_league(config: ExperimentConfig | None = None, *, resume: Path | None = None, progress: bool = True) -> Path:
+    """Train (or resume) a league run and return its run directory."""
+    import optax
+    import pgx
+
+    from experiments.run_dir import load_run_config, new_run_dir, run_metadata
+
+    if resume is not None:
+        run_dir = Path(resume)
+        config = load_run_config(run_dir)
+        if (run_dir / "final.json").exists():
+            raise RunDirError(f"{run_dir} is a finished run (final.json exists, {config.total_timesteps} timesteps); "
+                              "nothing to resume. Start a new run to train longer.")
+    if config is None or config.league is None:
+        raise ValueError("train_league() needs a config with backend: league, or resume=RUN_DIR")
+    if resume is None:
+        run_dir = new_run_dir(config)
+        (run_dir / "config.yaml").write_text(config.to_yaml())
+        meta = run_metadata(config)
+        meta["versions"].update(jax=jax.__version__, optax=optax.__version__, pgx=pgx.__version__)
+        meta["backend"] = "league"
+        (run_dir / "run.json").write_text(json.dumps(meta, indent=2))
+    return _train_loop(config, run_dir, resume is not None, progress)
+
+
+def _train_loop(config: ExperimentConfig, run_dir: Path, resuming: bool, progress: bool) -> Path:
+    from torch.utils.tensorboard import SummaryWriter
+    from tqdm.auto import tqdm
+
+    from experiments.callbacks import EVAL_FIELDS
+    from experiments.curves import plot_learning_curve
+    from experiments.rllib_train import _append_csv, _truncate_csv, evaluate_policy
+
+    league = config.league
+    assert league is not None
+    env, s, iteration_fn = build(config)
+    blocks = blocks_of(config)
+    runner = init_runner(env, s, jax.random.key(config.seed))
+    pool = SnapshotPool(runner.params, league.snapshot_pool)
+    rng = np.random.default_rng(config.seed)
+    timesteps, iteration = 0, 0
+    found = load_checkpoint(run_dir, runner, pool) if resuming else None
+    if found is not None:
+        runner, state = found
+        timesteps, iteration = state["timesteps"], state["iteration"]
+        rng.bit_generator.state = state["rng"]
+    if resuming:
+        for name, fields in (("progress.csv", PROGRESS_FIELDS), ("eval.csv", EVAL_FIELDS)):
+            _truncate_csv(run_dir / name, fields, "timesteps", timesteps)
+    per_iteration = s.n_envs * s.n_steps
+    writer = SummaryWriter(str(run_dir / "tb"))
+    next_checkpoint = (timesteps // config.checkpoint_every + 1) * config.checkpoint_every
+    next_eval = (timesteps // config.eval.every + 1) * config.eval.every
+    bar = tqdm(total=config.total_timesteps, initial=timesteps, unit="step", disable=not progress, dynamic_ncols=True)
+    try:
+        while timesteps < config.total_timesteps:
+            snapshot_ids = pool.draw(rng, league.snapshot_slots, league.sampling, league.pfsp_power)
+            t0 = time.perf_counter()
+            runner, metrics = iteration_fn(runner, pool.arrays, jnp.asarray(snapshot_ids))
+            metrics = jax.device_get(metrics)
+            seconds = time.perf_counter() - t0
+            timesteps += per_iteration
+            iteration += 1
+            games, wins = metrics["games_per_row"], metrics["wins_per_row"]
+            pool.record(blocks, snapshot_ids, games, wins)
+            if iteration % league.snapshot_every == 0:
+                pool.add(runner.params)
+            row = {"iteration": iteration, "timesteps": timesteps, "learner_steps": int(metrics["learner_steps"]),
+                   "games": int(games.sum()), "learner_win_rate": float(wins.sum() / max(games.sum(), 1)),
+                   "env_steps_per_s": per_iteration / seconds, "iteration_s": seconds,
+                   "pool_size": pool.filled,
+                   **{k: float(metrics[k]) for k in ("policy_loss", "value_loss", "entropy", "approx_kl")}}
+            _append_csv(run_dir / "progress.csv", PROGRESS_FIELDS, [row])
+            for key, value in row.items():
+                if key not in ("iteration", "timesteps"):
+                    writer.add_scalar(f"league/{key}", value, timesteps)
+            bar.update(per_iteration)
+            bar.set_postfix_str(f"steps/s={row['env_steps_per_s']:.0f}")
+            done = timesteps >= config.total_timesteps
+            if timesteps >= next_eval or done:
+                next_eval = (timesteps // config.eval.every + 1) * config.eval.every
+                policy = export_policy(runner.params, run_dir / POLICY_FILE, config, timesteps)
+                rows = evaluate_policy(policy, config, timesteps, agent="league")
+                _append_csv(run_dir / "eval.csv", EVAL_FIELDS, rows)
+                for r in rows:
+                    writer.add_scalar(f"eval/win_rate_{r['opponent']}", r["win_rate"], timesteps)
+            if timesteps >= next_checkpoint or done:
+                next_checkpoint = (timesteps // config.checkpoint_every + 1) * config.checkpoint_every
+                save_checkpoint(run_dir, runner, pool, {"timesteps": timesteps, "iteration": iteration,
+                                                        "rng": rng.bit_generator.state})
+        export_policy(runner.params, run_dir / POLICY_FILE, config, timesteps)
+        plot_learning_curve(run_dir)
+        (run_dir / "final.json").write_text(json.dumps({"timesteps": timesteps, "iterations": iteration}, indent=2))
+    finally:
+        bar.close()
+        writer.close()
+    return run_dir

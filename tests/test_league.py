@@ -1,0 +1,247 @@
+"""The league backend (experiments/league): config validation, credit assignment, the snapshot
+pool, a smoke training run with its run directory and a bit-exact --resume, and the exported
+policy as a ladder agent (numpy forward == JAX forward, refusals, a match, R7.3).
+
+One smoke run (experiments/configs/league_smoke.yaml, compiled once per module) serves the
+tests that need a trained policy."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from pydantic import ValidationError
+from typer.testing import CliRunner
+
+from agents.base import AgentInput
+from agents.registry import make_agent
+from agents.rllib_agent import PolicyFileError
+from experiments.cli import app
+from experiments.config import load_experiment
+from tacocat_env import RulesConfig, new_game
+from conftest import resample_hidden, sample_states
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = ROOT / "experiments" / "configs" / "league_smoke.yaml"
+LARGE = ROOT / "experiments" / "configs" / "league.yaml"
+
+
+# ---------------------------------------------------------------------------------------
+# config validation: a clear error before any run directory is made
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("overrides, fragment", [
+    (["opponents=[{agent: counter}]"], "opponents.0.agent: agent 'counter' has no JAX port"),
+    (["opponents=[{agent: nope}]"], "unknown agent 'nope'"),
+    (["opponents=[{agent: 'planner:sacrifice_rate=0.3'}]"], "sacrifice_rate=0 only"),
+    (["algo.batch_size=100"], "does not split into minibatches of 100"),
+    (["opponents=[]", "league.selfplay_weight=0", "league.snapshot_weight=0"], "the league has no opponents"),
+    (["n_envs=3", "algo.batch_size=48"], "n_envs=3 is too small"),
+    (["league=null"], "backend 'league' needs a `league` section"),
+    (["backend=sb3"], "the `league` section only applies with backend: league"),
+    (["league.sampling=best"], "league.sampling"),
+    (["selfplay={snapshot_every: 100}"], "the `selfplay` section is SB3's"),
+])
+def test_bad_league_configs_fail_at_validation(overrides: list[str], fragment: str) -> None:
+    with pytest.raises(ValidationError, match=fragment.replace("(", r"\(").replace("[", r"\[")):
+        load_experiment(SMOKE, overrides=overrides)
+
+
+def test_the_cli_refuses_a_bad_league_config_before_making_a_run_directory(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["train", "--config", str(SMOKE), "--set", f"run_root={tmp_path / 'runs'}",
+                                      "--set", "opponents=[{agent: counter}]"])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert "has no JAX port" in result.output
+    assert not (tmp_path / "runs").exists()
+
+
+def test_sb3_and_rllib_still_need_an_opponent() -> None:
+    with pytest.raises(ValidationError, match="backend sb3 needs at least one opponent"):
+        load_experiment(ROOT / "experiments" / "configs" / "smoke.yaml", overrides=["opponents=[]"])
+
+
+def test_the_shipped_league_configs_validate() -> None:
+    for path in (SMOKE, LARGE):
+        config = load_experiment(path)
+        assert config.backend == "league" and config.league is not None
+
+
+# ---------------------------------------------------------------------------------------
+# credit assignment over the learner's decisions
+# ---------------------------------------------------------------------------------------
+def _trajectory(learner_turn, reward, done, values):
+    from experiments.league.ppo import Transition
+
+    col = lambda x, dtype: jnp.asarray(x, dtype)[:, None]  # noqa: E731  (time, 1 row)
+    t = len(reward)
+    return Transition(obs=jnp.zeros((t, 1, 1)), mask=jnp.ones((t, 1, 1), bool), action=jnp.zeros((t, 1), jnp.int32),
+                      log_prob=jnp.zeros((t, 1)), value=col(values, jnp.float32), reward=col(reward, jnp.float32),
+                      done=col(done, bool), learner_turn=col(learner_turn, bool))
+
+
+def test_rewards_between_learner_decisions_are_summed_and_games_cut_the_bootstrap() -> None:
+    from experiments.league.ppo import learner_advantages
+
+    # steps: L(v=.5)  O  O(+.25 round reward, learner's)  L(v=.2)  O(game ends, learner -1)  L(v=.3, new game)
+    traj = _trajectory(learner_turn=[1, 0, 0, 1, 0, 1], reward=[0, 0, 0.25, 0, -1, 0], done=[0, 0, 0, 0, 1, 0],
+                       values=[0.5, 9, 9, 0.2, 9, 0.3])
+    gamma, lam = 0.9, 0.8
+    adv = np.asarray(learner_advantages(traj, jnp.array([0.7]), gamma, lam))[:, 0]
+    last = 0 + gamma * 0.7 - 0.3  # the rollout ends: bootstrap from last_value
+    second = -1 - 0.2  # the game ended after it: no bootstrap, no carry from the new game
+    first_delta = 0.25 + gamma * 0.2 - 0.5
+    first = first_delta + gamma * lam * second
+    np.testing.assert_allclose(adv, [first, 0, 0, second, 0, last], rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------
+# the snapshot pool
+# ---------------------------------------------------------------------------------------
+def test_pfsp_prefers_the_snapshots_the_learner_loses_to() -> None:
+    from experiments.league.train import SnapshotPool
+
+    pool = SnapshotPool({"actor": [(jnp.zeros(2), jnp.zeros(1))]}, size=3)
+    pool.add({"actor": [(jnp.ones(2), jnp.ones(1))]})
+    pool.add({"actor": [(2 * jnp.ones(2), 2 * jnp.ones(1))]})
+    assert pool.filled == 3 and float(pool.arrays["actor"][0][0][2, 0]) == 2.0
+    pool.games, pool.wins = [100, 100, 100], [95, 50, 5]
+    drawn = pool.draw(np.random.default_rng(0), 4000, "pfsp", 2.0)
+    counts = np.bincount(drawn, minlength=3)
+    assert counts[2] > counts[1] > counts[0]
+    uniform = np.bincount(pool.draw(np.random.default_rng(0), 3000, "uniform", 2.0), minlength=3)
+    assert uniform.min() > 900
+    pool.add({"actor": [(3 * jnp.ones(2), 3 * jnp.ones(1))]})  # full: replaces the oldest (slot 0)
+    assert float(pool.arrays["actor"][0][0][0, 0]) == 3.0 and pool.games[0] == 0
+
+
+# ---------------------------------------------------------------------------------------
+# a smoke run, its run directory, resume, export
+# ---------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from experiments.league.train import train_league
+
+    root = tmp_path_factory.mktemp("league")
+    return train_league(load_experiment(SMOKE, overrides=[f"run_root={root}"]), progress=False)
+
+
+def test_the_smoke_run_writes_the_run_directory(smoke_run: Path) -> None:
+    for name in ("config.yaml", "run.json", "progress.csv", "eval.csv", "learning_curve.png", "policy.npz",
+                 "final.json"):
+        assert (smoke_run / name).is_file(), name
+    meta = json.loads((smoke_run / "run.json").read_text())
+    assert meta["ruleset_hash"] == RulesConfig().ruleset_hash() and {"jax", "optax", "pgx"} <= set(meta["versions"])
+    rows = (smoke_run / "progress.csv").read_text().splitlines()
+    assert len(rows) == 1 + 3 and rows[-1].startswith("3,768,")
+    assert list((smoke_run / "tb").iterdir())
+    assert sorted(p.name for p in (smoke_run / "checkpoints").glob("*.json")) == ["ckpt_512.json", "ckpt_768.json"]
+
+
+def test_resume_after_a_kill_continues_bit_for_bit(smoke_run: Path, tmp_path: Path) -> None:
+    """A run killed after its 512-step checkpoint (the last checkpoint and final.json never
+    written) resumes to the same final policy as the run that was not interrupted."""
+    from experiments.league.train import train_league
+
+    killed = tmp_path / smoke_run.name
+    shutil.copytree(smoke_run, killed)
+    for path in [*killed.glob("checkpoints/ckpt_768.*"), killed / "final.json", killed / "policy.npz"]:
+        path.unlink()
+    (killed / "checkpoints" / "ckpt_1024.npz").write_bytes(b"half-written")  # no marker: ignored
+    train_league(resume=killed, progress=False)
+    with np.load(smoke_run / "policy.npz") as a, np.load(killed / "policy.npz") as b:
+        for name in a.files:
+            if name != "metadata":
+                np.testing.assert_array_equal(a[name], b[name])
+    assert (killed / "progress.csv").read_text().count("\n") == 4
+    with pytest.raises(ValueError, match="is a finished run"):
+        train_league(resume=killed, progress=False)
+
+
+def _observations(count: int) -> tuple[np.ndarray, list[AgentInput]]:
+    inputs = [AgentInput.from_state(s, s.current_player) for seed in range(20) for s in sample_states(seed, every=7)]
+    inputs = inputs[:count]
+    return np.stack([i.observation for i in inputs]), inputs
+
+
+def test_numpy_forward_equals_jax_forward(smoke_run: Path) -> None:
+    from experiments.league.network import mlp
+    from experiments.league.train import SnapshotPool, build, load_checkpoint
+    from experiments.league.ppo import init_runner
+
+    config = load_experiment(smoke_run / "config.yaml")
+    env, settings, _ = build(config)
+    template = init_runner(env, settings, jax.random.key(1))
+    runner, state = load_checkpoint(smoke_run, template, SnapshotPool(template.params, config.league.snapshot_pool))
+    assert state["timesteps"] == 768
+    obs, inputs = _observations(300)
+    jax_logits = np.asarray(mlp(runner.params["actor"], jnp.asarray(obs), config.algo.activation))
+    agent = make_agent(f"league:path={smoke_run / 'policy.npz'}")
+    np_logits = np.stack([agent.logits(o) for o in obs])
+    np.testing.assert_allclose(np_logits, jax_logits, rtol=1e-4, atol=1e-5)
+    masks = np.stack([i.action_mask.astype(bool) for i in inputs])
+    greedy = np.argmax(np.where(masks, jax_logits, -np.inf), axis=1)
+    assert [agent.act(i) for i in inputs] == greedy.tolist()
+    assert not np.allclose(jax_logits, np.asarray(mlp(template.params["actor"], jnp.asarray(obs), "tanh")))
+
+
+def test_the_league_agent_plays_a_match_without_jax(smoke_run: Path) -> None:
+    """A duplicate match against `random`, in a fresh interpreter that never imports JAX."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from agents.evaluation import match; "
+            f"r = match('league:path={smoke_run / 'policy.npz'}', 'random', games=3, seed=0, progress=False); "
+            "print(r.n_games, 'jax' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.split() == ["6", "False"], out.stdout + out.stderr
+
+
+def test_the_league_agent_sees_only_its_observation(smoke_run: Path) -> None:
+    """R7.3: re-dealing everything the player cannot see changes none of its decisions."""
+    agent = make_agent(f"league:path={smoke_run / 'policy.npz'}", deterministic=False)
+    rng = np.random.default_rng(3)
+    checked = 0
+    for seed in range(6):
+        for state in sample_states(seed, every=3):
+            player = state.current_player
+            twin = resample_hidden(state, player, rng)
+            choices = []
+            for s in (state, twin):
+                agent.reset(player, np.random.default_rng(seed))
+                choices.append(agent.act(AgentInput.from_state(s, player)))
+            assert choices[0] == choices[1]
+            checked += 1
+    assert checked > 100
+
+
+def test_a_policy_file_for_other_rules_or_sizes_is_refused(smoke_run: Path, tmp_path: Path) -> None:
+    policy = smoke_run / "policy.npz"
+    other = RulesConfig(max_rounds=7)
+    agent = make_agent(f"league:path={policy}")
+    with pytest.raises(PolicyFileError, match="was trained for ruleset"):
+        agent.act(AgentInput.from_state(new_game(other, 0), 0))
+    with np.load(policy) as data:
+        arrays = {k: data[k] for k in data.files}
+    meta = json.loads(bytes(arrays["metadata"]).decode())
+    # an observation size that is not this game's (first layer reshaped to match, same ruleset hash)
+    arrays["layer_0_weight"] = np.zeros((arrays["layer_0_weight"].shape[0], meta["observation_size"] + 1), np.float32)
+    meta["observation_size"] += 1
+    arrays["metadata"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    np.savez(tmp_path / "wide.npz", **arrays)
+    with pytest.raises(PolicyFileError, match="takes observations of size"):
+        make_agent(f"league:path={tmp_path / 'wide.npz'}").act(AgentInput.from_state(new_game(RulesConfig(), 0), 0))
+    # pickled objects are never loaded
+    np.savez(tmp_path / "pickled.npz", metadata=np.array([{"x": 1}], dtype=object), layer_0_weight=np.zeros(1))
+    with pytest.raises(PolicyFileError, match="not a valid policy file"):
+        make_agent(f"league:path={tmp_path / 'pickled.npz'}")
+    # a file from another backend
+    meta["algorithm"], meta["observation_size"] = "RLlib PPO", meta["observation_size"] - 1
+    arrays["layer_0_weight"] = np.zeros((arrays["layer_0_weight"].shape[0], meta["observation_size"]), np.float32)
+    arrays["metadata"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+    np.savez(tmp_path / "rllib.npz", **arrays)
+    with pytest.raises(PolicyFileError, match="not made by the league backend"):
+        make_agent(f"league:path={tmp_path / 'rllib.npz'}")
