@@ -8,6 +8,11 @@ processes on a shared machine slow every figure down.
 
     python benchmarks/batch_speed.py                      # the table of docs/PERFORMANCE.md
     python benchmarks/batch_speed.py --batches 1 64 4096  # a subset
+    python benchmarks/batch_speed.py --devices 2          # the batch split over 2 CPU devices
+
+XLA:CPU runs one step's operations on about one core. `--devices N` splits the host CPU into N
+XLA devices (`--xla_force_host_platform_device_count`) and each engine, pgx leduc included,
+plays batch / N games on each (`jax.pmap`), so N cores work at once.
 """
 
 from __future__ import annotations
@@ -16,14 +21,30 @@ import argparse
 import os
 import platform
 import subprocess
+import sys
 import time
 
-import jax
-import pgx
-from pgx.experimental import auto_reset
 
-from tacocat_env.batch import TacocatBatch
-from tacocat_env.batch.rollout import make_rollout, random_legal_actions
+def _devices_from_argv(argv: list[str]) -> int:
+    """`--devices N` has to reach XLA before JAX starts, so it is read before the imports."""
+    for i, arg in enumerate(argv):
+        if arg == "--devices" and i + 1 < len(argv) and argv[i + 1].isdigit():
+            return int(argv[i + 1])
+        if arg.startswith("--devices=") and arg.split("=", 1)[1].isdigit():
+            return int(arg.split("=", 1)[1])
+    return 1
+
+
+if _devices_from_argv(sys.argv) > 1:
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
+                               + f" --xla_force_host_platform_device_count={_devices_from_argv(sys.argv)}")
+
+import jax  # noqa: E402
+import pgx  # noqa: E402
+from pgx.experimental import auto_reset  # noqa: E402
+
+from tacocat_env.batch import TacocatBatch  # noqa: E402
+from tacocat_env.batch.rollout import make_rollout, random_legal_actions  # noqa: E402
 
 BATCHES = (1, 64, 1024, 4096, 16384, 65536)
 
@@ -46,6 +67,16 @@ def pgx_rollout(env, batch_size: int, num_steps: int):
         return state, {}
 
     return jax.jit(rollout)
+
+
+def on_devices(make, batch_size: int, devices: int):
+    """The rollout `make(rows)` of `batch_size` games, split over `devices` CPU devices."""
+    if devices == 1:
+        return make(batch_size)
+    if batch_size % devices:
+        raise SystemExit(f"error: batch {batch_size} does not split over {devices} devices")
+    per_device = jax.pmap(make(batch_size // devices))
+    return jax.jit(lambda key: per_device(jax.random.split(key, devices)))
 
 
 def measure(rollout, batch_size: int, num_steps: int, repeats: int) -> tuple[float, float, float]:
@@ -76,22 +107,29 @@ def main() -> None:
     parser.add_argument("--batches", type=int, nargs="+", default=list(BATCHES))
     parser.add_argument("--budget", type=int, default=2_000_000, help="steps per timed run (batch x steps)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--devices", type=int, default=1, help="split the host CPU into this many XLA devices")
     args = parser.parse_args()
+    if args.devices != jax.local_device_count():
+        raise SystemExit(f"error: asked for {args.devices} devices, JAX has {jax.local_device_count()}")
 
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     env = TacocatBatch()
     print(f"commit {commit}, jax {jax.__version__} ({jax.default_backend()}, {jax.devices()[0].device_kind}), "
           f"pgx {pgx.__version__}, python {platform.python_version()}, {os.cpu_count()} CPUs, "
-          f"ruleset {env.config.ruleset_hash()}")
+          f"ruleset {env.config.ruleset_hash()}, {args.devices} XLA device(s)")
     print(f"load average at start: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     leduc = pgx.make("leduc_holdem")
     n = steps_for(4096, args.budget)
-    leduc_compile, leduc_speed, leduc_cpu = measure(pgx_rollout(leduc, 4096, n), 4096, n, args.repeats)
+    leduc_rollout = on_devices(lambda rows: pgx_rollout(leduc, rows, n), 4096, args.devices)
+    leduc_compile, leduc_speed, leduc_cpu = measure(leduc_rollout, 4096, n, args.repeats)
     print(f"compile time: pgx leduc_holdem batch 4096: {leduc_compile:.1f} s")
     rows = []
     for batch in args.batches:
+        if batch % args.devices:
+            continue
         n = steps_for(batch, args.budget)
-        compile_s, speed, cpu = measure(make_rollout(env, batch, n), batch, n, args.repeats)
+        rollout = on_devices(lambda rows: make_rollout(env, rows, n), batch, args.devices)  # noqa: B023
+        compile_s, speed, cpu = measure(rollout, batch, n, args.repeats)
         rows.append((batch, n, compile_s, speed, cpu))
         print(f"compile time: tacocat batch {batch}: {compile_s:.1f} s", flush=True)
     print()
