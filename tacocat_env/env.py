@@ -76,6 +76,9 @@ from tacocat_env.ruleset import compile_rules
 
 AGENTS = ("player_0", "player_1")
 _SEAT = {agent: seat for seat, agent in enumerate(AGENTS)}
+# looked up once: reading a member off an enum class goes through a Python-level descriptor,
+# which costs more than the test itself on every step
+_OVER = Phase.OVER
 
 
 def env(
@@ -182,7 +185,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming convention)
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         game = self._game()
         player = _SEAT[agent]
-        if game.phase is not Phase.OVER and game.to_act == player:
+        if game.phase is not _OVER and game.to_act == player:
             mask = legal_mask(legal_actions(game), self.codec.size)
         else:
             mask = self._zero_mask.copy()
@@ -197,7 +200,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming convention)
         rounds_before = game.rounds_played
         apply_action(game, action, _SEAT[agent])  # raises, game unchanged, if illegal
         self._cumulative_rewards[agent] = 0.0
-        over = game.phase is Phase.OVER
+        over = game.phase is _OVER
         paid = round_shaping(game, rounds_before)
         if over:
             paid = [p + r for p, r in zip(paid, returns(game))]
@@ -287,7 +290,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming convention)
 
     def _select_current(self) -> None:
         game = self._game()
-        if game.phase is Phase.OVER:
+        if game.phase is _OVER:
             # every agent is done; PettingZoo then expects a None step from each
             for a in self.agents:
                 self.infos[a] = {"legal_moves": []}
