@@ -147,35 +147,28 @@ def _encode(
         counts[own_duel] += 1
         own_aside = bytes(counts)
         own_size = sum(hand) + aside_total + 1
-    if attack_cards or answer_cards:
-        attack = [0] * rules.n_values
+    if attack_cards or answer_cards:  # a trick on the table: attack, answers, current_attack_card
+        n = rules.n_values
+        counts = [0] * (2 * n)
         for v in attack_cards:
-            attack[v] += 1
-        answers = [0] * rules.n_values
+            counts[v] += 1
         for v in answer_cards:
-            answers[v] += 1
-        attack_block = bytes(attack) + bytes(answers)
+            counts[n + v] += 1
+        trick = bytes(counts) + one_hot_v[attack_cards[len(answer_cards)] if phase is _ANSWER else None]
         failing = any(a < t for a, t in zip(answer_cards, attack_cards))
-    else:  # no trick on the table (most steps)
-        attack_block = tables.no_trick
+    else:  # no trick (most steps)
+        trick = tables.no_trick
         failing = False
-    if duel is None:
-        duel_block = tables.no_duel
-    else:
-        duel_block = tables.duel_pair[duel[player]][duel[1 - player]]
-    arrow = rules.arrows[space]
+    duel_block = tables.no_duel if duel is None else tables.duel_pair[duel[player]][duel[1 - player]]
     mine = to_act == player and not over
     out = np.frombuffer(b"".join((
-        bytes(hand), own_aside, bytes(discard), attack_block,
-        one_hot_v[attack_cards[len(answer_cards)] if phase is _ANSWER else None], duel_block,
-        bytes((failing, own_size, opp_size, 0)),  # 0: draw_pile_size, written below
-        _PHASE_ONE_HOT[phase],
-        bytes((mine, replace_cap - aside_total if mine and phase is _REPLACE else 0,
+        bytes(hand), own_aside, bytes(discard), trick, duel_block,
+        bytes((failing, own_size, opp_size, 0,  # 0: draw_pile_size, written below
+               *_PHASE_ONE_HOT[phase],
+               mine, replace_cap - aside_total if mine and phase is _REPLACE else 0,
                replaced_own or 0, replaced_opp or 0)),
-        _THREE_ONE_HOT[0 if arrow is None else (1 if arrow == player else 2)],
-        _board_block(tables, rules, space, covered, winner, player, arrow, over),
-        _THREE_ONE_HOT[2 if attacker is None else (0 if attacker == player else 1)],
-        b"\0",  # round, written below
+        _board_block(tables, rules, space, covered, winner, player, over),
+        _ATTACKER_AND_ROUND[2 if attacker is None else (0 if attacker == player else 1)],  # round: below
     )), np.uint8).astype(np.float32)  # (positional dtype: a keyword costs more)
     out[tables.draw_index] = draw_size
     out[-1] = rounds_played / rules.config.max_rounds
@@ -191,38 +184,42 @@ class _Tables:
         #: one_hot_v[i]: one-hot of value index i; one_hot_v[None]: all zeros
         self.one_hot_v: dict[int | None, bytes] = {i: bytes(_one_hot(n, i)) for i in range(n)}
         self.one_hot_v[None] = zeros
-        #: the attack and answers slices when no trick is on the table
-        self.no_trick = zeros + zeros
+        #: the attack, answers and current_attack_card slices when no trick is on the table
+        self.no_trick = zeros + zeros + zeros
         #: last_duel_own + last_duel_opp: duel_pair[own][opp], and before any duel of the round
         self.duel_pair = [[self.one_hot_v[own] + self.one_hot_v[opp] for opp in range(n)] for own in range(n)]
         self.no_duel = zeros + zeros
         #: index of "draw_pile_size" (the one integer entry that may exceed 255)
         self.draw_index = ObservationLayout(rules).slices["draw_pile_size"].start
-        #: (player, space, covered, winner, over) -> tacocat + covered + moves_to_goal + deal_size + arrow
+        #: (player, space, covered, winner, over) ->
+        #: replace_role + tacocat + covered + moves_to_goal + deal_size + arrow
         self.board: dict[tuple, bytes] = {}
 
 
 _TABLES: dict[Ruleset, _Tables] = {}
 # phases as module constants: looking an enum member up on its class costs more than the test
 _REPLACE, _ANSWER, _OVER = Phase.REPLACE, Phase.ANSWER, Phase.OVER
-_PHASE_ONE_HOT = [bytes(_one_hot(5, int(p))) for p in Phase]
-_THREE_ONE_HOT = [bytes(_one_hot(3, i)) for i in range(3)]
+_PHASE_ONE_HOT = [tuple(_one_hot(5, int(p))) for p in Phase]
+#: the attacker one-hot (me, opp, none) followed by a 0 for "round"
+_ATTACKER_AND_ROUND = [bytes(_one_hot(3, i) + [0]) for i in range(3)]
 
 
 def _board_block(tables: _Tables, rules: Ruleset, space: int, covered: Sequence[bool], winner: int | None,
-                 player: int, arrow: int | None, over: bool) -> bytes:
-    """The slices tacocat, covered, moves_to_goal, deal_size and arrow (cached: they change
-    only between rounds)."""
+                 player: int, over: bool) -> bytes:
+    """The slices replace_role, tacocat, covered, moves_to_goal, deal_size and arrow (cached:
+    they change only between rounds)."""
     key = (player, space, tuple(covered), winner, over)
     block = tables.board.get(key)
     if block is None:
         n_spaces = rules.n_spaces
         order = range(n_spaces) if player == 0 else range(n_spaces - 1, -1, -1)
+        arrow = rules.arrows[space]
+        replace_role = 0 if arrow is None else (1 if arrow == player else 2)
         tacocat = [int(s == space and not over) for s in order]
         covered_flags = [int(covered[s]) for s in order]
         arrow_index = 2 if arrow is None else (0 if arrow == player else 1)
         block = bytes(
-            tacocat + covered_flags
+            _one_hot(3, replace_role) + tacocat + covered_flags
             + [moves_to_goal(covered, space, winner, player), moves_to_goal(covered, space, winner, 1 - player),
                rules.board[space]]
             + _one_hot(3, arrow_index)
