@@ -1,6 +1,6 @@
 """Round-robin tournaments in the duplicate format, with Bradley–Terry ratings.
 
-Every pair of agents plays a duplicate match (`agents.evaluation.match`) of `games` deal
+Every pair of agents plays a duplicate match (`agents.evaluation.match`) of `deal_pairs` deal
 pairs with the same seed, so every pairing plays the same deals (common random numbers
 across the whole table). All pairings' chunks go through one worker pool.
 
