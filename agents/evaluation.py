@@ -46,6 +46,7 @@ from tqdm import tqdm
 
 from agents.arena import GameRecord, agent_rngs, play_game
 from agents.base import Agent
+from agents.deprecation import renamed_keyword
 from agents.registry import make_agent
 from agents.stats import paired_interval, wilson_interval
 from tacocat_env.config import RulesConfig, make_config
@@ -374,25 +375,27 @@ def summarize(
     )
 
 
+@renamed_keyword("games", "deal_pairs")
 def match(
     agent_a: AgentLike,
     agent_b: AgentLike,
-    games: int,
+    deal_pairs: int,
     seed: int,
     workers: int = 1,
     config: RulesConfig | dict[str, Any] | str | None = None,
     progress: bool = True,
     keep_records: bool = False,
 ) -> MatchResult:
-    """A duplicate match: `games` deal pairs (2 * games games), seats swapped in each pair.
+    """A duplicate match: `deal_pairs` deal pairs (2 * deal_pairs games), seats swapped in each pair.
 
     Agents are given by spec string ("search:simulations=200") or, with workers=1 only, by
     instance. `config`: a RulesConfig, a mapping, a YAML path or None (defaults).
     `keep_records`: keep every game's `GameRecord` (actions and public events) in `MatchResult.records`.
-    The result is identical for any `workers` (see the module docstring).
+    The result is identical for any `workers` (see the module docstring). (`games=` is a
+    deprecated alias of `deal_pairs=`.)
     """
-    if games < 1:
-        raise ValueError(f"games (deal pairs) must be >= 1, got {games}")
+    if deal_pairs < 1:
+        raise ValueError(f"deal_pairs must be >= 1, got {deal_pairs}")
     cfg = config if isinstance(config, RulesConfig) else make_config(config)
     spec_a, spec_b = agent_spec(agent_a), agent_spec(agent_b)
     start = time.perf_counter()
@@ -403,7 +406,7 @@ def match(
                     f"with workers={workers} agents must be given as spec strings (worker processes "
                     f"rebuild them with make_agent), got an instance {agent!r}"
                 )
-        chunks = [DealChunk("match", spec_a, spec_b, seed, deals, cfg, keep_records) for deals in split_deals(games, workers)]
+        chunks = [DealChunk("match", spec_a, spec_b, seed, deals, cfg, keep_records) for deals in split_deals(deal_pairs, workers)]
         deals = run_chunks(chunks, workers, progress, desc=f"{spec_a} vs {spec_b}")["match"]
     else:
         a = _build(agent_a)
@@ -411,8 +414,8 @@ def match(
         if b is a:  # one instance cannot sit in both seats
             b = copy.deepcopy(a)
         deals = []
-        with tqdm(total=2 * games, unit="game", desc=f"{spec_a} vs {spec_b}", disable=not progress, leave=False) as bar:
-            for k in range(games):
+        with tqdm(total=2 * deal_pairs, unit="game", desc=f"{spec_a} vs {spec_b}", disable=not progress, leave=False) as bar:
+            for k in range(deal_pairs):
                 deals.append(play_deal(a, b, seed, k, cfg, keep_records))
                 bar.update(2)
     wall = time.perf_counter() - start

@@ -1,6 +1,6 @@
 """Round-robin tournaments in the duplicate format, with Bradley–Terry ratings.
 
-Every pair of agents plays a duplicate match (`agents.evaluation.match`) of `games` deal
+Every pair of agents plays a duplicate match (`agents.evaluation.match`) of `deal_pairs` deal
 pairs with the same seed, so every pairing plays the same deals (common random numbers
 across the whole table). All pairings' chunks go through one worker pool.
 
@@ -28,6 +28,7 @@ import numpy as np
 from tqdm import tqdm
 
 from agents.evaluation import MatchResult, DealChunk, split_deals, run_chunks, summarize
+from agents.deprecation import renamed_keyword
 from agents.registry import make_agent
 from agents.stats import PairResults, RatingsResult, bradley_terry_ratings
 from tacocat_env.config import RulesConfig, make_config
@@ -85,9 +86,10 @@ class TournamentResult:
         return rows
 
 
+@renamed_keyword("games", "deal_pairs")
 def tournament(
     agent_specs: Sequence[str],
-    games: int,
+    deal_pairs: int,
     seed: int,
     workers: int = 1,
     out_dir: str | Path | None = None,
@@ -97,19 +99,19 @@ def tournament(
     anchor: str | None = None,
     progress: bool = True,
 ) -> TournamentResult:
-    """Round robin of duplicate matches (`games` deal pairs per pairing), BT ratings.
+    """Round robin of duplicate matches (`deal_pairs` deal pairs per pairing), BT ratings.
 
     Ratings are fitted on all games; their 95% intervals come from `n_boot` bootstrap
     resamples of the deal pairs (seed `boot_seed`). With `out_dir`, writes the files listed
-    in the module docstring.
+    in the module docstring. (`games=` is a deprecated alias of `deal_pairs=`.)
     """
     specs = list(agent_specs)
     if len(specs) < 2:
         raise ValueError(f"a tournament needs at least two agents, got {specs}")
     if len(set(specs)) != len(specs):
         raise ValueError(f"agent specs must be distinct, got {specs}")
-    if games < 1:
-        raise ValueError(f"games (deal pairs) must be >= 1, got {games}")
+    if deal_pairs < 1:
+        raise ValueError(f"deal_pairs must be >= 1, got {deal_pairs}")
     for spec in specs:  # fail early on a bad spec, before any worker starts
         make_agent(spec)
     cfg = config if isinstance(config, RulesConfig) else make_config(config)
@@ -117,10 +119,10 @@ def tournament(
     chunks = [
         DealChunk((i, j), specs[i], specs[j], seed, deals, cfg, False)
         for i, j in pairs
-        for deals in split_deals(games, max(1, workers))
+        for deals in split_deals(deal_pairs, max(1, workers))
     ]
     start = time.perf_counter()
-    with tqdm(total=2 * games * len(pairs), unit="game", desc="tournament", disable=not progress, leave=False) as bar:
+    with tqdm(total=2 * deal_pairs * len(pairs), unit="game", desc="tournament", disable=not progress, leave=False) as bar:
         results = run_chunks(chunks, workers, bar)
     wall = time.perf_counter() - start
     # the pool plays all pairings together: each match is credited an equal share of the wall time
@@ -135,7 +137,7 @@ def tournament(
         matrix[j, i] = 1.0 - m.win_rate_a
         pair_data.append(PairResults(i, j, np.array([sum(s) for s in m.deal_scores])))
     ratings = bradley_terry_ratings(specs, pair_data, n_boot=n_boot, boot_seed=boot_seed, anchor=anchor)
-    result = TournamentResult(specs, games, seed, cfg.ruleset_hash(), matches, matrix, ratings, wall)
+    result = TournamentResult(specs, deal_pairs, seed, cfg.ruleset_hash(), matches, matrix, ratings, wall)
     if out_dir is not None:
         write_outputs(result, out_dir)
     return result

@@ -34,7 +34,7 @@ def play(a: str, b: str, seed: int = SEED, deal_pairs: int = DEAL_PAIRS) -> dict
     game", one token per deal) and the mean game length."""
     from agents.evaluation import match
 
-    m = match(a, b, games=deal_pairs, seed=seed, progress=False)
+    m = match(a, b, deal_pairs=deal_pairs, seed=seed, progress=False)
     return {"wins_a": m.wins_a, "wins_b": m.wins_b, "draws": m.draws,
             "deal_scores": " ".join(f"{x:g}/{y:g}" for x, y in m.deal_scores), "mean_length": m.mean_length}
 

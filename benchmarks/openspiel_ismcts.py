@@ -51,7 +51,7 @@ def main() -> None:
     info["command"] = "python benchmarks/openspiel_ismcts.py " + " ".join(sys.argv[1:])
     rows, results = [], []
     for opponent in args.opponents.split(","):
-        result = match(args.agent, opponent, games=args.games, seed=args.seed, workers=args.workers)
+        result = match(args.agent, opponent, deal_pairs=args.games, seed=args.seed, workers=args.workers)
         mean, low, high = pair_interval(result.deal_scores)
         summary = result.to_dict()
         summary["pair_interval"] = [mean, low, high]

@@ -134,7 +134,7 @@ def run_ladder(pairs: dict[str, int], workers: int) -> dict[str, Any]:
     rows = []
     for lower, upper in zip(LADDER, LADDER[1:]):
         n = pairs["search" if upper.startswith("search") else "heuristic"]
-        m = match(upper, lower, games=n, seed=SEED, workers=workers)
+        m = match(upper, lower, deal_pairs=n, seed=SEED, workers=workers)
         rows.append({"upper": upper, "lower": lower, **_interval(m), "wall_s": m.wall_s})
     return {"rows": rows}
 
@@ -157,7 +157,7 @@ def run_counter(pairs: int, workers: int) -> dict[str, Any]:
 
     rows = []
     for a, b in (("counter", PREVIOUS_COUNTER), ("counter", "planner"), (PREVIOUS_COUNTER, "planner")):
-        m = match(a, b, games=pairs, seed=SEED, workers=workers)
+        m = match(a, b, deal_pairs=pairs, seed=SEED, workers=workers)
         rows.append({"a": a, "b": b, **_interval(m)})
     return {"rows": rows}
 
@@ -177,7 +177,7 @@ def run_belief(pairs: int, workers: int) -> dict[str, Any]:
     for opponent in BELIEF_OPPONENTS:
         scores = {}
         for mode in BELIEF_MODES:
-            m = match(f"search:belief={mode}", opponent, games=pairs, seed=SEED, workers=workers)
+            m = match(f"search:belief={mode}", opponent, deal_pairs=pairs, seed=SEED, workers=workers)
             scores[mode] = _pair_scores(m)
             rows.append({"opponent": opponent, "belief": mode, **_interval(m)})
         for mode in ("off", "soft"):
@@ -205,7 +205,7 @@ def run_budget(pairs: dict[int, int], workers: int) -> dict[str, Any]:
         for opponent in ("counter", "search"):
             if opponent == "search" and int(budget) == 96:
                 continue  # the mirror match: 0.5 by symmetry
-            m = match(f"search:simulations={budget}", opponent, games=n, seed=SEED, workers=workers)
+            m = match(f"search:simulations={budget}", opponent, deal_pairs=n, seed=SEED, workers=workers)
             rows.append({"simulations": int(budget), "opponent": opponent, **_interval(m), "wall_s": m.wall_s})
     return {"rows": rows}
 
@@ -247,7 +247,7 @@ def plot_budget(data: dict[str, Any], path: Path) -> None:
 def run_crossplay(pairs: int, workers: int) -> dict[str, Any]:
     from agents.tournament import tournament
 
-    t = tournament(CROSSPLAY, games=pairs, seed=SEED, workers=workers, n_boot=1000)
+    t = tournament(CROSSPLAY, deal_pairs=pairs, seed=SEED, workers=workers, n_boot=1000)
     index = {name: i for i, name in enumerate(t.agents)}
     rows = []
     for m in t.matches:

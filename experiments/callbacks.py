@@ -127,7 +127,7 @@ class EvaluationCallback(BaseCallback):
         steps = self.last_evaluated = int(self.num_timesteps)
         rows = []
         for opponent in self.config.eval.opponents:
-            result = match(learner, opponent, games=self.config.eval.deal_pairs, seed=self.config.eval.seed,
+            result = match(learner, opponent, deal_pairs=self.config.eval.deal_pairs, seed=self.config.eval.seed,
                            workers=1, config=self.config.rules_config, progress=False)
             rows.append({"timesteps": steps, "opponent": opponent, "win_rate": result.win_rate_a,
                          "ci_low": result.ci_low, "ci_high": result.ci_high,

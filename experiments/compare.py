@@ -36,7 +36,7 @@ def compare_runs(run_a: Path, run_b: Path, opponent: str, deal_pairs: int, seed:
     results, per_pair = [], []
     for run in (run_a, run_b):
         learner = f"ppo:path={Path(run) / 'final_model.zip'},torch_threads=1"
-        result = match(learner, opponent, games=deal_pairs, seed=seed, workers=workers, config=rules,
+        result = match(learner, opponent, deal_pairs=deal_pairs, seed=seed, workers=workers, config=rules,
                        progress=progress)
         results.append({"run": str(run), "win_rate": result.win_rate_a, "wilson95": [result.ci_low, result.ci_high]})
         per_pair.append([(s0 + s1) / 2.0 for s0, s1 in result.deal_scores])

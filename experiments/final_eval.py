@@ -25,7 +25,7 @@ def evaluate_run(run_dir: Path, config: ExperimentConfig, model_name: str = "fin
     learner = learner or f"ppo:path={Path(run_dir) / model_name},torch_threads=1"
     rows = []
     for opponent in config.eval.final:
-        result = match(learner, opponent.agent, games=opponent.deal_pairs, seed=config.eval.seed + 1,
+        result = match(learner, opponent.agent, deal_pairs=opponent.deal_pairs, seed=config.eval.seed + 1,
                        workers=config.eval.workers, config=config.rules_config, progress=progress)
         rows.append({
             "opponent": opponent.agent, "deal_pairs": opponent.deal_pairs, "games": result.n_games,

@@ -296,7 +296,7 @@ def evaluate_policy(policy: Path, config: ExperimentConfig, timesteps: int, agen
 
     rows = []
     for opponent in config.eval.opponents:
-        result = match(f"{agent}:path={policy}", opponent, games=config.eval.deal_pairs, seed=config.eval.seed,
+        result = match(f"{agent}:path={policy}", opponent, deal_pairs=config.eval.deal_pairs, seed=config.eval.seed,
                        workers=1, config=config.rules_config, progress=False)
         rows.append({"timesteps": timesteps, "opponent": opponent, "win_rate": result.win_rate_a,
                      "ci_low": result.ci_low, "ci_high": result.ci_high, "deal_pairs": config.eval.deal_pairs})

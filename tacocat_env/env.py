@@ -66,6 +66,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from tacocat_env.config import RulesConfig, make_config
 from tacocat_env.engine import GameState, Phase, apply_action, legal_actions, new_game, returns, round_shaping
@@ -76,6 +77,9 @@ from tacocat_env.ruleset import compile_rules
 
 AGENTS = ("player_0", "player_1")
 _SEAT = {agent: seat for seat, agent in enumerate(AGENTS)}
+# looked up once: reading a member off an enum class goes through a Python-level descriptor,
+# which costs more than the test itself on every step
+_OVER = Phase.OVER
 
 
 def env(
@@ -103,6 +107,43 @@ class ForwardingOrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):
         if not self._has_reset:
             EnvLogger.error_observe_before_reset()
         return self.env.last(observe)
+
+    def step(self, action: Any) -> None:
+        # the base class's checks, without its two extra calls (`super().step`, `self.agents`)
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        elif not self.env.agents:
+            self._has_updated = True
+            EnvLogger.warn_step_after_terminated_truncated()
+        else:
+            self._has_updated = True
+            self.env.step(action)
+
+    def agent_iter(self, max_iter: int = 2**63) -> _ForwardingAgentIterable:
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _ForwardingAgentIterable(self, max_iter)
+
+
+class _ForwardingAgentIterable(AECOrderEnforcingIterable):
+    def __iter__(self) -> _ForwardingAgentIterator:
+        return _ForwardingAgentIterator(self.env, self.max_iter)
+
+
+class _ForwardingAgentIterator(AECOrderEnforcingIterator):
+    """PettingZoo's order-enforcing `agent_iter` iterator (same stop rule, same check that
+    `step` was called in between), reading the wrapped env's `agents` and `agent_selection`
+    directly instead of through the wrapper."""
+
+    def __next__(self) -> str:
+        wrapper = self.env
+        inner = wrapper.env
+        if not inner.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        assert wrapper._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        wrapper._has_updated = False
+        return inner.agent_selection
 
 
 def _forwarded(name: str) -> property:
@@ -175,14 +216,14 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming convention)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
         self._rewards_pending = False  # True while `rewards` holds the last step's non-zero rewards
-        self._select_current()
+        self._select_current(self.game)
         if self.render_mode == "human":
             self.render()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         game = self._game()
         player = _SEAT[agent]
-        if game.phase is not Phase.OVER and game.to_act == player:
+        if game.phase is not _OVER and game.to_act == player:
             mask = legal_mask(legal_actions(game), self.codec.size)
         else:
             mask = self._zero_mask.copy()
@@ -197,7 +238,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming convention)
         rounds_before = game.rounds_played
         apply_action(game, action, _SEAT[agent])  # raises, game unchanged, if illegal
         self._cumulative_rewards[agent] = 0.0
-        over = game.phase is Phase.OVER
+        over = game.phase is _OVER
         paid = round_shaping(game, rounds_before)
         if over:
             paid = [p + r for p, r in zip(paid, returns(game))]
@@ -211,7 +252,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming convention)
                 flags[a] = True
         if rewarded:
             self._accumulate_rewards()  # (with all rewards 0 there is nothing to add)
-        self._select_current()
+        self._select_current(game)
         if self.render_mode == "human":
             self.render()
 
@@ -249,7 +290,9 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming convention)
         self._game()
         if not self.agents:
             raise GameOverError("the game is over and every agent has left it; call reset() to play again")
-        return super().last(observe)
+        agent = self.agent_selection  # (AECEnv.last, inlined: it runs on every step)
+        return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
+                self.terminations[agent], self.truncations[agent], self.infos[agent])
 
     # -- conveniences ----------------------------------------------------------------------
     def action_name(self, action: int) -> str:
@@ -285,9 +328,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming convention)
             raise RuntimeError("call reset() before using the environment")
         return self.game
 
-    def _select_current(self) -> None:
-        game = self._game()
-        if game.phase is Phase.OVER:
+    def _select_current(self, game: GameState) -> None:
+        if game.phase is _OVER:
             # every agent is done; PettingZoo then expects a None step from each
             for a in self.agents:
                 self.infos[a] = {"legal_moves": []}

@@ -127,95 +127,99 @@ def _encode(
     space: int, covered: Sequence[bool], winner: int | None, attacker: int | None, rounds_played: int,
     opp_size: int, draw_size: int,
 ) -> np.ndarray:
-    """The one encoder: the observer's own cards and public facts in, the vector out."""
+    """The one encoder: the observer's own cards and public facts in, the vector out.
+
+    Every entry but "draw_pile_size" and "round" is an integer of at most 255 (the config's
+    limits: 100 copies of a value, deals of 50 cards, 25 spaces), so the vector is assembled as
+    `bytes`, slice by slice (one-hot slices and the board block come ready-made from per-ruleset
+    tables), and converted once; those two entries are written as floats afterwards."""
     tables = _TABLES.get(rules)
     if tables is None:
         tables = _TABLES[rules] = _Tables(rules)
     one_hot_v = tables.one_hot_v
-    over = phase is Phase.OVER
-    if own_duel is None:
-        own_aside = aside
-    else:
-        own_aside = list(aside)
-        own_aside[own_duel] += 1
-    if attack_cards or answer_cards:
-        attack = [0] * rules.n_values
-        for v in attack_cards:
-            attack[v] += 1
-        answers = [0] * rules.n_values
-        for v in answer_cards:
-            answers[v] += 1
-        failing = int(any(a < t for a, t in zip(answer_cards, attack_cards)))
-    else:  # no trick on the table (most steps)
-        attack = answers = tables.zeros_v
-        failing = 0
-    current = attack_cards[len(answer_cards)] if phase is Phase.ANSWER else None
-    if duel is None:
-        duel_own = duel_opp = None
-    else:
-        duel_own, duel_opp = duel[player], duel[1 - player]
-    arrow = rules.arrows[space]
+    over = phase is _OVER
     aside_total = sum(aside)
-    allowance = replace_cap - aside_total if phase is Phase.REPLACE and to_act == player else 0
-    board = _board_block(tables, rules, space, covered, winner, player, arrow, over)
-    values = [
-        *hand, *own_aside, *discard, *attack, *answers,
-        *one_hot_v[current], *one_hot_v[duel_own], *one_hot_v[duel_opp],
-        failing,
-        sum(hand) + aside_total + (own_duel is not None),
-        opp_size,
-        draw_size,
-        *_PHASE_ONE_HOT[phase],
-        int(to_act == player and not over), allowance, replaced_own or 0, replaced_opp or 0,
-        *_THREE_ONE_HOT[0 if arrow is None else (1 if arrow == player else 2)],
-        *board,
-        *_THREE_ONE_HOT[2 if attacker is None else (0 if attacker == player else 1)],
-        0,  # "round", set below
-    ]
-    # every entry but the last ("round") is a small non-negative integer: converting them
-    # through bytes is about three times faster than np.asarray on the list
-    if tables.small_ints:
-        out = np.frombuffer(bytes(values), dtype=np.uint8).astype(np.float32)
-    else:
-        out = np.array(values, dtype=np.float32)
+    if own_duel is None:
+        own_aside = bytes(aside)
+        own_size = sum(hand) + aside_total
+    else:  # my hidden duel card counts as set aside (R5.1)
+        counts = list(aside)
+        counts[own_duel] += 1
+        own_aside = bytes(counts)
+        own_size = sum(hand) + aside_total + 1
+    if attack_cards or answer_cards:  # a trick on the table: attack, answers, current_attack_card
+        n = rules.n_values
+        counts = [0] * (2 * n)
+        for v in attack_cards:
+            counts[v] += 1
+        for v in answer_cards:
+            counts[n + v] += 1
+        trick = bytes(counts) + one_hot_v[attack_cards[len(answer_cards)] if phase is _ANSWER else None]
+        failing = any(a < t for a, t in zip(answer_cards, attack_cards))
+    else:  # no trick (most steps)
+        trick = tables.no_trick
+        failing = False
+    duel_block = tables.no_duel if duel is None else tables.duel_pair[duel[player]][duel[1 - player]]
+    mine = to_act == player and not over
+    out = np.frombuffer(b"".join((
+        bytes(hand), own_aside, bytes(discard), trick, duel_block,
+        bytes((failing, own_size, opp_size, 0,  # 0: draw_pile_size, written below
+               *_PHASE_ONE_HOT[phase],
+               mine, replace_cap - aside_total if mine and phase is _REPLACE else 0,
+               replaced_own or 0, replaced_opp or 0)),
+        _board_block(tables, rules, space, covered, winner, player, over),
+        _ATTACKER_AND_ROUND[2 if attacker is None else (0 if attacker == player else 1)],  # round: below
+    )), np.uint8).astype(np.float32)  # (positional dtype: a keyword costs more)
+    out[tables.draw_index] = draw_size
     out[-1] = rounds_played / rules.config.max_rounds
     return out
 
 
 class _Tables:
-    """Per-ruleset constants and caches of `encode` (pure speed-ups, same numbers)."""
+    """Per-ruleset constants and caches of `encode` as `bytes` (pure speed-ups, same numbers)."""
 
     def __init__(self, rules: Ruleset) -> None:
         n = rules.n_values
-        self.zeros_v = [0] * n
-        #: every integer entry fits a byte (false only for decks of more than 255 cards)
-        self.small_ints = rules.config.deck_size <= 255
-        #: one_hot_v[i]: one-hot list of value index i; one_hot_v[None]: all zeros
-        self.one_hot_v: dict[int | None, list[int]] = {i: _one_hot(n, i) for i in range(n)}
-        self.one_hot_v[None] = self.zeros_v
-        #: (player, space, covered, winner, over) -> tacocat + covered + moves_to_goal + deal_size + arrow
-        self.board: dict[tuple, list[int]] = {}
+        zeros = bytes(n)
+        #: one_hot_v[i]: one-hot of value index i; one_hot_v[None]: all zeros
+        self.one_hot_v: dict[int | None, bytes] = {i: bytes(_one_hot(n, i)) for i in range(n)}
+        self.one_hot_v[None] = zeros
+        #: the attack, answers and current_attack_card slices when no trick is on the table
+        self.no_trick = zeros + zeros + zeros
+        #: last_duel_own + last_duel_opp: duel_pair[own][opp], and before any duel of the round
+        self.duel_pair = [[self.one_hot_v[own] + self.one_hot_v[opp] for opp in range(n)] for own in range(n)]
+        self.no_duel = zeros + zeros
+        #: index of "draw_pile_size" (the one integer entry that may exceed 255)
+        self.draw_index = ObservationLayout(rules).slices["draw_pile_size"].start
+        #: (player, space, covered, winner, over) ->
+        #: replace_role + tacocat + covered + moves_to_goal + deal_size + arrow
+        self.board: dict[tuple, bytes] = {}
 
 
 _TABLES: dict[Ruleset, _Tables] = {}
-_PHASE_ONE_HOT = {p: _one_hot(5, int(p)) for p in Phase}
-_THREE_ONE_HOT = [_one_hot(3, i) for i in range(3)]
+# phases as module constants: looking an enum member up on its class costs more than the test
+_REPLACE, _ANSWER, _OVER = Phase.REPLACE, Phase.ANSWER, Phase.OVER
+_PHASE_ONE_HOT = [tuple(_one_hot(5, int(p))) for p in Phase]
+#: the attacker one-hot (me, opp, none) followed by a 0 for "round"
+_ATTACKER_AND_ROUND = [bytes(_one_hot(3, i) + [0]) for i in range(3)]
 
 
 def _board_block(tables: _Tables, rules: Ruleset, space: int, covered: Sequence[bool], winner: int | None,
-                 player: int, arrow: int | None, over: bool) -> list[int]:
-    """The slices tacocat, covered, moves_to_goal, deal_size and arrow (cached: they change
-    only between rounds)."""
+                 player: int, over: bool) -> bytes:
+    """The slices replace_role, tacocat, covered, moves_to_goal, deal_size and arrow (cached:
+    they change only between rounds)."""
     key = (player, space, tuple(covered), winner, over)
     block = tables.board.get(key)
     if block is None:
         n_spaces = rules.n_spaces
         order = range(n_spaces) if player == 0 else range(n_spaces - 1, -1, -1)
+        arrow = rules.arrows[space]
+        replace_role = 0 if arrow is None else (1 if arrow == player else 2)
         tacocat = [int(s == space and not over) for s in order]
         covered_flags = [int(covered[s]) for s in order]
         arrow_index = 2 if arrow is None else (0 if arrow == player else 1)
-        block = (
-            tacocat + covered_flags
+        block = bytes(
+            _one_hot(3, replace_role) + tacocat + covered_flags
             + [moves_to_goal(covered, space, winner, player), moves_to_goal(covered, space, winner, 1 - player),
                rules.board[space]]
             + _one_hot(3, arrow_index)
@@ -227,10 +231,11 @@ def _board_block(tables: _Tables, rules: Ruleset, space: int, covered: Sequence[
 
 
 def legal_mask(legal: Sequence[int], size: int) -> np.ndarray:
-    """An int8 mask of `size` with 1 at the legal action ids."""
-    mask = np.zeros(size, dtype=np.int8)
-    mask[np.asarray(legal, dtype=np.intp)] = 1
-    return mask
+    """An int8 mask of `size` with 1 at the legal action ids (a fresh, writable array)."""
+    flags = bytearray(size)  # filled in Python and wrapped: cheaper than numpy's fancy indexing
+    for action in legal:
+        flags[action] = 1
+    return np.frombuffer(flags, np.int8)
 
 
 def describe(state: GameState, player: int) -> str:

@@ -88,7 +88,7 @@ def test_split_specs():
 
 
 def test_replay_hash_mismatch_is_a_clear_error(tmp_path):
-    r = match("random", "random", games=1, seed=3, progress=False, keep_records=True)
+    r = match("random", "random", deal_pairs=1, seed=3, progress=False, keep_records=True)
     cfg = make_config()
     line = game_to_dict(r.records[0], ["random", "random"], cfg)
     tampered = dict(line, rules={**line["rules"], "max_rounds": 59})
@@ -123,7 +123,7 @@ def test_play_command_plays_a_game_and_saves_it(tmp_path):
 # ---------------------------------------------------------------------------------------
 def test_save_load_replay_roundtrip(tmp_path):
     cfg = make_config()
-    r = match("random", "test-last", games=2, seed=8, progress=False, keep_records=True)
+    r = match("random", "test-last", deal_pairs=2, seed=8, progress=False, keep_records=True)
     path = tmp_path / "g.jsonl"
     assert save_games(path, list(zip(r.records, r.seat_pairs())), config=cfg) == 4
     games = load_games(path)

@@ -323,3 +323,30 @@ def test_default_config_env_matches_defaults():
     assert raw.config == DEFAULT
     raw2 = tacocat_env.raw_env(config={"max_rounds": 5}, tie_policy="arrow_player_wins")
     assert raw2.config.max_rounds == 5 and raw2.config.tie_policy == "arrow_player_wins"
+
+
+def test_wrapper_keeps_pettingzoo_order_checks_with_its_direct_step_and_agent_iter():
+    # env() overrides the order-enforcing wrapper's step and agent_iter for speed
+    # (docs/PERFORMANCE.md); PettingZoo's checks must still hold
+    e = tacocat_env.env(max_rounds=1)
+    with pytest.raises(AssertionError, match="reset"):
+        e.agent_iter()
+    with pytest.raises(AssertionError, match="reset"):
+        e.step(0)
+    e.reset(seed=0)
+    iterator = iter(e.agent_iter())
+    assert next(iterator) == e.agent_selection
+    with pytest.raises(AssertionError, match=r"need to call step\(\) or reset\(\)"):
+        next(iterator)  # no step in between
+    e.reset(seed=0)
+    steps = 0
+    for agent in e.agent_iter(max_iter=3):
+        assert agent == e.unwrapped.agent_selection
+        e.step(int(np.flatnonzero(e.last()[0]["action_mask"])[0]))
+        steps += 1
+    assert steps == 3, "max_iter stops the iteration"
+    for _ in e.agent_iter():  # play to the end; then a step with no agents left only warns
+        _, _, term, trunc, _ = e.last()
+        e.step(None if term or trunc else int(np.flatnonzero(e.last()[0]["action_mask"])[0]))
+    assert e.agents == []
+    e.step(None)

@@ -60,7 +60,7 @@ def test_deal_seed_is_stable_and_distinct():
 def test_duplicate_pairs_replay_the_same_deal_with_seats_swapped():
     log: list = []
     a, b = Recorder(log, "A"), Recorder(log, "B", pick=-1)
-    result = match(a, b, games=3, seed=11, progress=False, keep_records=True)
+    result = match(a, b, deal_pairs=3, seed=11, progress=False, keep_records=True)
     records = result.records
     assert len(records) == 6 and result.n_games == 6
     first = {(label, game): (seat, hand) for label, game, seat, hand in log}
@@ -82,7 +82,7 @@ def test_duplicate_pairs_replay_the_same_deal_with_seats_swapped():
 
 
 def test_identical_deterministic_agents_play_identical_pair_games():
-    result = match("test-first", "test-first", games=4, seed=2, progress=False, keep_records=True)
+    result = match("test-first", "test-first", deal_pairs=4, seed=2, progress=False, keep_records=True)
     for k in range(4):
         assert result.records[2 * k].actions == result.records[2 * k + 1].actions
         # same game, so the same seat wins: A wins one of the two games of each deal
@@ -91,7 +91,7 @@ def test_identical_deterministic_agents_play_identical_pair_games():
 
 
 def test_match_result_counts_and_json():
-    r = match("test-last", "test-first", games=5, seed=4, progress=False)
+    r = match("test-last", "test-first", deal_pairs=5, seed=4, progress=False)
     total = r.a_total
     assert total.games == 10 == r.n_games
     assert r.wins_a + r.wins_b + r.draws == 10
@@ -113,15 +113,15 @@ def test_match_result_counts_and_json():
 
 
 def test_instances_and_specs_give_the_same_result():
-    by_spec = match("random", "test-first", games=3, seed=9, progress=False)
-    by_instance = match(make_agent("random"), make_agent("test-first"), games=3, seed=9, progress=False)
+    by_spec = match("random", "test-first", deal_pairs=3, seed=9, progress=False)
+    by_instance = match(make_agent("random"), make_agent("test-first"), deal_pairs=3, seed=9, progress=False)
     assert by_spec.deal_scores == by_instance.deal_scores
     assert by_spec.mean_length == by_instance.mean_length
 
 
 def test_parallel_and_serial_results_are_identical():
-    serial = match("random", "random", games=12, seed=21, workers=1, progress=False, keep_records=True)
-    parallel = match("random", "random", games=12, seed=21, workers=2, progress=False, keep_records=True)
+    serial = match("random", "random", deal_pairs=12, seed=21, workers=1, progress=False, keep_records=True)
+    parallel = match("random", "random", deal_pairs=12, seed=21, workers=2, progress=False, keep_records=True)
     ds, dp = serial.to_dict(), parallel.to_dict()
     for key in ("wall_s", "games_per_s", "workers"):
         ds.pop(key), dp.pop(key)
@@ -132,16 +132,16 @@ def test_parallel_and_serial_results_are_identical():
 
 def test_parallel_needs_specs_and_bad_input_is_rejected():
     with pytest.raises(ValueError, match="spec strings"):
-        match(make_agent("random"), "random", games=2, seed=0, workers=2, progress=False)
+        match(make_agent("random"), "random", deal_pairs=2, seed=0, workers=2, progress=False)
     with pytest.raises(ValueError):
-        match("random", "random", games=0, seed=0, progress=False)
+        match("random", "random", deal_pairs=0, seed=0, progress=False)
     with pytest.raises(ValueError, match="unknown agent"):
-        match("no-such-agent", "random", games=1, seed=0, progress=False)
+        match("no-such-agent", "random", deal_pairs=1, seed=0, progress=False)
 
 
 def test_config_is_used():
     cfg = make_config(max_rounds=2)
-    r = match("test-first", "test-first", games=2, seed=0, config=cfg, progress=False)
+    r = match("test-first", "test-first", deal_pairs=2, seed=0, config=cfg, progress=False)
     assert r.ruleset_hash == cfg.ruleset_hash()
     assert r.mean_rounds <= 2
 
@@ -153,3 +153,12 @@ def test_results_record_the_agent_with_its_parameters():
     assert agent_spec(make_agent("planner", keep_from=6)) == "planner:keep_from=6"
     assert agent_spec(make_agent("counter")) == "counter"
     assert make_agent(agent_spec(make_agent("search:simulations=24,belief=off"))).belief == "off"
+
+
+def test_games_keyword_is_a_deprecated_alias_of_deal_pairs():
+    new = match("random", "test-first", deal_pairs=2, seed=6, progress=False)
+    with pytest.warns(DeprecationWarning, match=r"match\(games=\.\.\.\) is deprecated; use deal_pairs="):
+        old = match("random", "test-first", games=2, seed=6, progress=False)
+    assert old.games == new.games == 2 and old.deal_scores == new.deal_scores
+    with pytest.raises(TypeError, match="both deal_pairs= and its deprecated alias games="):
+        match("random", "test-first", deal_pairs=2, games=2, seed=6, progress=False)

@@ -194,7 +194,7 @@ def test_the_league_agent_plays_a_match_without_jax(smoke_run: Path) -> None:
     import sys
 
     code = ("import sys; from agents.evaluation import match; "
-            f"r = match('league:path={smoke_run / 'policy.npz'}', 'random', games=3, seed=0, progress=False); "
+            f"r = match('league:path={smoke_run / 'policy.npz'}', 'random', deal_pairs=3, seed=0, progress=False); "
             "print(r.n_games, 'jax' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.split() == ["6", "False"], out.stdout + out.stderr

@@ -63,7 +63,7 @@ def test_a_match_reruns_identically_in_another_process(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     other = json.loads(out.read_text())
-    here = match("counter", "search:simulations=8", games=6, seed=11, progress=False).to_dict()
+    here = match("counter", "search:simulations=8", deal_pairs=6, seed=11, progress=False).to_dict()
     for d in (here, other):
         for key in ("wall_s", "games_per_s", "workers"):
             d.pop(key)

@@ -303,6 +303,6 @@ def test_exported_agent_plays_a_duplicate_match(smoke_runs):
     run_dir, _ = smoke_runs
     final = json.loads((run_dir / "final_eval.json").read_text())  # --evaluate: eval.final through match()
     assert [r["opponent"] for r in final] == ["random"] and final[0]["games"] == 10
-    result = match(f"rllib:path={run_dir / POLICY_FILE}", "random", games=3, seed=1, progress=False)
+    result = match(f"rllib:path={run_dir / POLICY_FILE}", "random", deal_pairs=3, seed=1, progress=False)
     assert result.n_games == 6 and result.truncated >= 0
     assert 0.0 <= result.win_rate_a <= 1.0

@@ -32,7 +32,7 @@ RUNGS = [("highcard", "random", DEAL_PAIRS), ("planner", "highcard", DEAL_PAIRS)
 
 def strength_check(upper: str, lower: str, deal_pairs: int = DEAL_PAIRS) -> tuple[bool, MatchResult]:
     """(passes, result): does `upper` beat `lower` with the paired interval above 50%?"""
-    result = match(upper, lower, games=deal_pairs, seed=SEED, workers=1, progress=False)
+    result = match(upper, lower, deal_pairs=deal_pairs, seed=SEED, workers=1, progress=False)
     return result.ci_low > 0.5, result
 
 

@@ -18,7 +18,7 @@ AGENTS = ["random", "test-first", "test-last"]
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):
     out = tmp_path_factory.mktemp("tournament")
-    res = tournament(AGENTS, games=12, seed=5, workers=1, out_dir=out, n_boot=100, progress=False)
+    res = tournament(AGENTS, deal_pairs=12, seed=5, workers=1, out_dir=out, n_boot=100, progress=False)
     return res, out
 
 
@@ -49,7 +49,7 @@ def test_matrix_and_matches_agree(result):
         assert (mr.agent_a, mr.agent_b) == (AGENTS[i], AGENTS[j])
         assert m[i, j] == pytest.approx(mr.win_rate_a)
     # a tournament pairing is the same duplicate match as a stand-alone one
-    alone = match("random", "test-last", games=12, seed=5, progress=False)
+    alone = match("random", "test-last", deal_pairs=12, seed=5, progress=False)
     assert alone.deal_scores == res.matches[1].deal_scores
 
 
@@ -72,17 +72,24 @@ def m_rate(res, a, b):
 
 def test_bad_tournament_input():
     with pytest.raises(ValueError):
-        tournament(["random"], games=2, seed=0, progress=False)
+        tournament(["random"], deal_pairs=2, seed=0, progress=False)
     with pytest.raises(ValueError):
-        tournament(["random", "random"], games=2, seed=0, progress=False)
+        tournament(["random", "random"], deal_pairs=2, seed=0, progress=False)
     with pytest.raises(ValueError, match="unknown agent"):
-        tournament(["random", "nope"], games=2, seed=0, progress=False)
+        tournament(["random", "nope"], deal_pairs=2, seed=0, progress=False)
 
 
 def test_parallel_tournament_matches_serial():
     specs = ["random", "highcard"]  # built-in agents: worker processes rebuild them by name
-    serial = tournament(specs, games=4, seed=1, workers=1, n_boot=10, progress=False)
-    parallel = tournament(specs, games=4, seed=1, workers=2, n_boot=10, progress=False)
+    serial = tournament(specs, deal_pairs=4, seed=1, workers=1, n_boot=10, progress=False)
+    parallel = tournament(specs, deal_pairs=4, seed=1, workers=2, n_boot=10, progress=False)
     np.testing.assert_array_equal(serial.matrix, parallel.matrix)
     np.testing.assert_array_equal(serial.ratings.ratings, parallel.ratings.ratings)
     assert serial.matches[0].deal_scores == parallel.matches[0].deal_scores
+
+
+def test_games_keyword_is_a_deprecated_alias_of_deal_pairs():
+    with pytest.warns(DeprecationWarning, match=r"tournament\(games=\.\.\.\) is deprecated; use deal_pairs="):
+        old = tournament(["random", "test-last"], games=2, seed=3, n_boot=10, progress=False)
+    new = tournament(["random", "test-last"], deal_pairs=2, seed=3, n_boot=10, progress=False)
+    assert old.games == new.games == 2 and old.matches[0].deal_scores == new.matches[0].deal_scores
