@@ -332,6 +332,8 @@ def _pass_through(count: jax.Array, *leaves: jax.Array) -> tuple[jax.Array, ...]
 def _pass_through_batched(size: int, batched: list[bool], count: jax.Array,
                           *leaves: jax.Array) -> tuple[tuple, tuple[bool, ...]]:
     leaves = tuple(x if b else jnp.broadcast_to(x, (size, *jnp.shape(x))) for x, b in zip(leaves, batched[1:]))
+    if jax.default_backend() != "cpu":  # other backends keep the barrier (and a conditional may sync)
+        return jax.lax.optimization_barrier(leaves), (True,) * len(leaves)
     never = jax.tree.map(jnp.zeros_like, leaves)  # not taken: count is never negative
     return jax.lax.cond(jnp.all(count >= 0), lambda: leaves, lambda: never), (True,) * len(leaves)
 
