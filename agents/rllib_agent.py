@@ -51,6 +51,28 @@ def load_policy(path: str | Path) -> tuple[list[tuple[np.ndarray, np.ndarray]], 
     return layers, meta
 
 
+def save_policy(path: Path, layers: list[tuple[np.ndarray, np.ndarray]], *, activation: str, rules_config: Any,
+                algorithm: str, experiment: str, seed: int, timesteps: int) -> Path:
+    """Write an MLP actor in the format `load_policy` reads: float32 `layer_i_weight` (out, in)
+    and `layer_i_bias` arrays plus JSON metadata, written to a temporary file then renamed."""
+    from tacocat_env.observation import ObservationLayout
+    from tacocat_env.ruleset import compile_rules
+
+    arrays = {}
+    for i, (weight, bias) in enumerate(layers):
+        arrays[f"layer_{i}_weight"] = np.asarray(weight, np.float32)
+        arrays[f"layer_{i}_bias"] = np.asarray(bias, np.float32)
+    rules = compile_rules(rules_config)
+    meta = {"format": FORMAT, "activation": activation, "layers": len(layers), "ruleset_hash": rules.hash,
+            "observation_size": ObservationLayout(rules).size, "n_actions": rules.codec.size,
+            "algorithm": algorithm, "experiment": experiment, "seed": seed, "timesteps": timesteps}
+    arrays["metadata"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez(tmp, **arrays)
+    tmp.replace(path)
+    return path
+
+
 def policy_logits(layers: list[tuple[np.ndarray, np.ndarray]], activation: str, observation: np.ndarray) -> np.ndarray:
     """The actor MLP: activation after every layer but the last."""
     act = _ACTIVATIONS[activation]

@@ -194,28 +194,16 @@ def build_algo_config(config: ExperimentConfig) -> Any:
 # export: the learner as a numpy policy file (no code is unpickled on load)
 # ---------------------------------------------------------------------------------------
 def export_policy(module: Any, path: Path, config: ExperimentConfig, timesteps: int) -> Path:
-    """The actor MLP of a MaskedPPOModule as `layer_i_weight/bias` arrays plus metadata."""
+    """The actor MLP of a MaskedPPOModule as a `tacocat-mlp-v1` file (`agents.rllib_agent`)."""
     import torch
 
-    from tacocat_env.observation import ObservationLayout
-    from tacocat_env.ruleset import compile_rules
+    from agents.rllib_agent import save_policy
 
     linears = [m for part in (module.encoder.actor_encoder, module.pi) for m in part.modules()
                if isinstance(m, torch.nn.Linear)]
-    arrays = {}
-    for i, layer in enumerate(linears):
-        arrays[f"layer_{i}_weight"] = layer.weight.detach().cpu().numpy().astype(np.float32)
-        arrays[f"layer_{i}_bias"] = layer.bias.detach().cpu().numpy().astype(np.float32)
-    rules = compile_rules(config.rules_config)
-    meta = {"format": "tacocat-mlp-v1", "activation": config.algo.activation, "layers": len(linears),
-            "ruleset_hash": rules.hash, "observation_size": ObservationLayout(rules).size,
-            "n_actions": rules.codec.size, "algorithm": "RLlib PPO", "experiment": config.name,
-            "seed": config.seed, "timesteps": timesteps}
-    arrays["metadata"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
-    tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez(tmp, **arrays)
-    tmp.replace(path)
-    return path
+    layers = [(layer.weight.detach().cpu().numpy(), layer.bias.detach().cpu().numpy()) for layer in linears]
+    return save_policy(path, layers, activation=config.algo.activation, rules_config=config.rules_config,
+                       algorithm="RLlib PPO", experiment=config.name, seed=config.seed, timesteps=timesteps)
 
 
 # ---------------------------------------------------------------------------------------

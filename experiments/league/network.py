@@ -53,10 +53,6 @@ def value(critic: list[tuple[jax.Array, jax.Array]], obs: jax.Array, activation:
     return mlp(critic, obs, activation)[..., 0]
 
 
-def actor_arrays(params: Params) -> dict[str, np.ndarray]:
-    """The actor as `layer_i_weight` (out, in) / `layer_i_bias` float32 arrays (the export format)."""
-    arrays = {}
-    for i, (weight, bias) in enumerate(params["actor"]):
-        arrays[f"layer_{i}_weight"] = np.asarray(weight, dtype=np.float32).T.copy()
-        arrays[f"layer_{i}_bias"] = np.asarray(bias, dtype=np.float32)
-    return arrays
+def actor_layers(params: Params) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The actor as (weight (out, in), bias) numpy pairs: the export format's orientation."""
+    return [(np.asarray(weight, np.float32).T.copy(), np.asarray(bias, np.float32)) for weight, bias in params["actor"]]

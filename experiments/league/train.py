@@ -28,7 +28,7 @@ import numpy as np
 from experiments.config import ExperimentConfig
 from experiments.league.heuristics import make_heuristic
 from experiments.league.mixture import Block, split_rows
-from experiments.league.network import Params, actor_arrays
+from experiments.league.network import Params, actor_layers
 from experiments.league.ppo import PPOSettings, Runner, init_runner, make_iteration
 from experiments.run_dir import RunDirError
 
@@ -181,21 +181,10 @@ def load_checkpoint(run_dir: Path, runner: Runner, pool: SnapshotPool) -> tuple[
 def export_policy(params: Params, path: Path, config: ExperimentConfig, timesteps: int) -> Path:
     """The actor as a `tacocat-mlp-v1` file (`agents.league_agent` plays it with numpy)."""
     from agents.league_agent import ALGORITHM
-    from agents.rllib_agent import FORMAT
-    from tacocat_env.observation import ObservationLayout
-    from tacocat_env.ruleset import compile_rules
+    from agents.rllib_agent import save_policy
 
-    arrays = actor_arrays(params)
-    rules = compile_rules(config.rules_config)
-    meta = {"format": FORMAT, "activation": config.algo.activation, "layers": len(params["actor"]),
-            "ruleset_hash": rules.hash, "observation_size": ObservationLayout(rules).size,
-            "n_actions": rules.codec.size, "algorithm": ALGORITHM, "experiment": config.name,
-            "seed": config.seed, "timesteps": timesteps}
-    arrays["metadata"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
-    tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez(tmp, **arrays)
-    tmp.replace(path)
-    return path
+    return save_policy(path, actor_layers(params), activation=config.algo.activation, rules_config=config.rules_config,
+                       algorithm=ALGORITHM, experiment=config.name, seed=config.seed, timesteps=timesteps)
 
 
 # ---------------------------------------------------------------------------------------
