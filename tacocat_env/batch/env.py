@@ -1,7 +1,7 @@
 """`TacocatBatch`: the batch engine behind pgx's `Env` interface.
 
-The class only delegates to the pure functions of `tacocat_env.batch.core` and adds pgx's
-shared policy, written once here:
+The class only delegates to the pure functions of `tacocat_env.batch.core`, whose `step`
+applies pgx's shared policy (written once there):
 
 * `step` on a game that is already over returns it unchanged with zero rewards;
 * an illegal action (not in `legal_action_mask`, or an id outside [0, N)) ends the game at
