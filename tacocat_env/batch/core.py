@@ -207,10 +207,9 @@ def _fmix32(h: jax.Array) -> jax.Array:
 
 
 def pile_counts(t: Tables, state: State) -> jax.Array:
-    """(V,) the draw pile (hidden, R7.1) as a count per value."""
+    """(V,) the draw pile (hidden, R7.1) as a count per value: the ranks from its top card on."""
     top = jnp.int32(t.deck_size) - state.pile_size
-    low = jnp.stack([top, top])
-    return _cards_ranked(t, state.rank, low, low.at[0].set(t.deck_size))[0]
+    return _cards_ranked(t, state.rank, jnp.stack([top, top]), jnp.full(2, t.deck_size, _I32))[0]
 
 
 # ---------------------------------------------------------------------------------------
@@ -526,7 +525,6 @@ def next_space(covered: jax.Array, space: jax.Array, player: jax.Array) -> jax.A
     """engine.next_space (R6.3): one space towards `player`'s goal, skipping covered spaces;
     player_0's goal is -1, player_1's is S."""
     n = covered.shape[-1]
-    spaces = jnp.arange(n, dtype=_I32)
     towards_0, towards_1 = jnp.int32(-1), jnp.int32(n)
     for i in range(n):  # unrolled: the nearest open space on each side
         towards_0 = jnp.where(~covered[i] & (i < space), i, towards_0)
