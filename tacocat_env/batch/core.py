@@ -372,9 +372,6 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
     # one gather of the action's row of the codec tables (Tables.action_rows)
     row = jnp.asarray(t.action_rows)[safe]
     kind = jnp.where(over_before | illegal, _NO_MOVE, row[0])
-    is_replace, is_stop, is_duel = kind == REPLACE, kind == STOP, kind == DUEL
-    is_attack, is_answer = kind == ATTACK, (kind == DEFEND) | (kind == SACRIFICE)
-
     hand = _seat(state.hands, player)
     # R5.5: a sacrifice plays the lowest card
     card = jnp.where(kind == SACRIFICE, _lowest(hand), row[1])
