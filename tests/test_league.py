@@ -24,6 +24,7 @@ from agents.rllib_agent import PolicyFileError
 from experiments.cli import app
 from experiments.config import load_experiment
 from tacocat_env import RulesConfig, new_game
+from tacocat_env.ruleset import compile_rules
 from conftest import resample_hidden, sample_states
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -168,7 +169,7 @@ def _observations(count: int) -> tuple[np.ndarray, list[AgentInput]]:
 
 
 def test_numpy_forward_equals_jax_forward(smoke_run: Path) -> None:
-    from experiments.league.network import mlp
+    from experiments.league.network import input_scale, mlp
     from experiments.league.train import SnapshotPool, build, load_checkpoint
     from experiments.league.ppo import init_runner
 
@@ -178,14 +179,15 @@ def test_numpy_forward_equals_jax_forward(smoke_run: Path) -> None:
     runner, state = load_checkpoint(smoke_run, template, SnapshotPool(template.params, config.league.snapshot_pool))
     assert state["timesteps"] == 768
     obs, inputs = _observations(300)
-    jax_logits = np.asarray(mlp(runner.params["actor"], jnp.asarray(obs), config.algo.activation))
+    scaled = jnp.asarray(obs * input_scale(compile_rules(config.rules_config)))  # the export folds the scale in
+    jax_logits = np.asarray(mlp(runner.params["actor"], scaled, config.algo.activation))
     agent = make_agent(f"league:path={smoke_run / 'policy.npz'}")
     np_logits = np.stack([agent.logits(o) for o in obs])
     np.testing.assert_allclose(np_logits, jax_logits, rtol=1e-4, atol=1e-5)
     masks = np.stack([i.action_mask.astype(bool) for i in inputs])
     greedy = np.argmax(np.where(masks, jax_logits, -np.inf), axis=1)
     assert [agent.act(i) for i in inputs] == greedy.tolist()
-    assert not np.allclose(jax_logits, np.asarray(mlp(template.params["actor"], jnp.asarray(obs), "tanh")))
+    assert not np.allclose(jax_logits, np.asarray(mlp(template.params["actor"], scaled, "tanh")))
 
 
 def test_the_league_agent_plays_a_match_without_jax(smoke_run: Path) -> None:

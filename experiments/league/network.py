@@ -4,7 +4,8 @@ Plain JAX rather than flax or equinox: the network is two small MLPs, their para
 dict of lists of (weight, bias) arrays, so checkpoints are npz members in a fixed order, the
 export to the numpy ladder agent is a transpose, and the only new dependency is optax (docs/LEAGUE.md).
 Weights are stored (in, out) as JAX multiplies them; exported (out, in) as `agents.rllib_agent`'s
-`tacocat-mlp-v1` format reads them.
+`tacocat-mlp-v1` format reads them. Both networks see the observation scaled into [0, 1]
+(`input_scale`); the export folds that scale into the first layer.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from tacocat_env.observation import ObservationLayout
+from tacocat_env.ruleset import Ruleset
 
 Params = dict[str, list[tuple[jax.Array, jax.Array]]]
 ACTIVATIONS = {"tanh": jnp.tanh, "relu": jax.nn.relu}
@@ -53,6 +57,16 @@ def value(critic: list[tuple[jax.Array, jax.Array]], obs: jax.Array, activation:
     return mlp(critic, obs, activation)[..., 0]
 
 
-def actor_layers(params: Params) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The actor as (weight (out, in), bias) numpy pairs: the export format's orientation."""
-    return [(np.asarray(weight, np.float32).T.copy(), np.asarray(bias, np.float32)) for weight, bias in params["actor"]]
+def input_scale(rules: Ruleset) -> np.ndarray:
+    """What the networks multiply an observation by before their first layer: 1 / each entry's
+    upper bound (`ObservationLayout.high`), so that every input lies in [0, 1] (the draw pile's
+    size would otherwise reach 38 next to one-hots)."""
+    return (1.0 / ObservationLayout(rules).high).astype(np.float32)
+
+
+def actor_layers(params: Params, scale: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The actor as (weight (out, in), bias) numpy pairs, the export format's orientation, with
+    the input `scale` folded into the first layer: the exported network reads raw observations."""
+    layers = [(np.asarray(weight, np.float32), np.asarray(bias, np.float32)) for weight, bias in params["actor"]]
+    layers[0] = (layers[0][0] * scale[:, None], layers[0][1])
+    return [(weight.T.copy(), bias) for weight, bias in layers]

@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 
 from experiments.league.heuristics import Policy
@@ -67,7 +68,7 @@ class Runner(NamedTuple):
 
 
 class Transition(NamedTuple):
-    obs: jax.Array
+    obs: jax.Array  # scaled (the networks' input)
     mask: jax.Array
     action: jax.Array
     log_prob: jax.Array
@@ -120,15 +121,18 @@ def learner_advantages(traj: Transition, last_value: jax.Array, gamma: float, ga
 
 
 def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics: Sequence[Policy],
-                   compiler_options: dict | None = None) -> Callable[[Runner, Params, jax.Array], tuple[Runner, dict[str, jax.Array]]]:
+                   obs_scale: np.ndarray, compiler_options: dict | None = None) -> Callable[[Runner, Params, jax.Array], tuple[Runner, dict[str, jax.Array]]]:
     """The jitted iteration; `pool` is the snapshot pool (params stacked on a leading axis) and
-    `snapshot_ids` the pool index each snapshot slot plays this iteration. `compiler_options`
+    `snapshot_ids` the pool index each snapshot slot plays this iteration. The networks see
+    observations times `obs_scale` (`network.input_scale`); the heuristics see them raw, as
+    their Python twins do. `compiler_options`
     go to `jax.jit` (`{"xla_backend_optimization_level": 0}` compiles several times faster and
     runs slower: for smoke runs and tests)."""
     step = jax.vmap(env.step_autoreset)
     observe = jax.vmap(env.observe)
     optimizer = make_optimizer(s)
     rows = jnp.arange(s.n_envs)
+    scale = jnp.asarray(obs_scale)
     n_minibatches = s.n_envs * s.n_steps // s.minibatch_size
 
     def opponent_actions(pool: Params, snapshot_ids: jax.Array, obs: jax.Array, mask: jax.Array,
@@ -141,7 +145,7 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
                 parts.append(learner_action[block.start:block.stop])
             elif block.kind == "snapshot":
                 actor = jax.tree.map(lambda leaf: leaf[snapshot_ids[block.index]], pool["actor"])
-                parts.append(sample(block_key, masked_logits(actor, o, m, s.activation))[0])
+                parts.append(sample(block_key, masked_logits(actor, o * scale, m, s.activation))[0])
             else:
                 policy = jax.vmap(heuristics[block.index])
                 parts.append(policy(o, m, jax.random.split(block_key, block.rows)))
@@ -152,7 +156,8 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         params, pool, snapshot_ids, state, seat, key = carry
         key, act_key, opp_key, env_key, seat_key = jax.random.split(key, 5)
         obs, mask = state.observation, state.legal_action_mask
-        logits = masked_logits(params["actor"], obs, mask, s.activation)
+        net_obs = obs * scale
+        logits = masked_logits(params["actor"], net_obs, mask, s.activation)
         learner_action, log_prob = sample(act_key, logits)
         learner_turn = state.current_player == seat
         opp_action = opponent_actions(pool, snapshot_ids, obs, mask, learner_action, opp_key)
@@ -166,7 +171,7 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         else:
             next_seat = jax.random.bernoulli(seat_key, 0.5, seat.shape).astype(jnp.int32)
         seat = jnp.where(done, next_seat, seat)
-        transition = Transition(obs, mask, learner_action, log_prob, value(params["critic"], obs, s.activation),
+        transition = Transition(net_obs, mask, learner_action, log_prob, value(params["critic"], net_obs, s.activation),
                                 reward, done, learner_turn)
         return (params, pool, snapshot_ids, state, seat, key), (transition, done, won)
 
@@ -206,7 +211,7 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         params, opt_state, state, seat, key = runner
         carry = (params, pool, snapshot_ids, state, seat, key)
         (_, _, _, state, seat, key), (traj, done, won) = jax.lax.scan(env_step, carry, None, length=s.n_steps)
-        last_value = value(params["critic"], observe(state, seat), s.activation)
+        last_value = value(params["critic"], observe(state, seat) * scale, s.activation)
         adv = learner_advantages(traj, last_value, s.gamma, s.gae_lambda)
         ret = adv + traj.value
         flat = jax.tree.map(lambda x: x.reshape(s.n_envs * s.n_steps, *x.shape[2:]), (traj, adv, ret))

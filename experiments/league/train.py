@@ -28,9 +28,10 @@ import numpy as np
 from experiments.config import ExperimentConfig
 from experiments.league.heuristics import make_heuristic
 from experiments.league.mixture import Block, split_rows
-from experiments.league.network import Params, actor_layers
+from experiments.league.network import Params, actor_layers, input_scale
 from experiments.league.ppo import PPOSettings, Runner, init_runner, make_iteration
 from experiments.run_dir import RunDirError
+from tacocat_env.ruleset import compile_rules
 
 CHECKPOINTS = "checkpoints"
 POLICY_FILE = "policy.npz"
@@ -75,7 +76,8 @@ def build(config: ExperimentConfig) -> tuple[Any, PPOSettings, Any]:
            config.league.fast_compile)
     if key not in _COMPILED:
         heuristics = [make_heuristic(spec, env.config) for spec in specs]
-        _COMPILED[key] = make_iteration(env, settings, blocks, heuristics,
+        scale = input_scale(compile_rules(env.config))
+        _COMPILED[key] = make_iteration(env, settings, blocks, heuristics, scale,
                                         _FAST_COMPILE if config.league.fast_compile else None)
     return env, settings, _COMPILED[key]
 
@@ -183,7 +185,8 @@ def export_policy(params: Params, path: Path, config: ExperimentConfig, timestep
     from agents.league_agent import ALGORITHM
     from agents.rllib_agent import save_policy
 
-    return save_policy(path, actor_layers(params), activation=config.algo.activation, rules_config=config.rules_config,
+    scale = input_scale(compile_rules(config.rules_config))
+    return save_policy(path, actor_layers(params, scale), activation=config.algo.activation, rules_config=config.rules_config,
                        algorithm=ALGORITHM, experiment=config.name, seed=config.seed, timesteps=timesteps)
 
 
