@@ -36,7 +36,8 @@ LARGE = ROOT / "experiments" / "configs" / "league.yaml"
 # config validation: a clear error before any run directory is made
 # ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("overrides, fragment", [
-    (["opponents=[{agent: counter}]"], "opponents.0.agent: agent 'counter' has no JAX port"),
+    (["opponents=[{agent: search}]"], "opponents.0.agent: agent 'search' has no JAX port"),
+    (["opponents=[{agent: 'counter:samples=0'}]"], "samples must be"),
     (["opponents=[{agent: nope}]"], "unknown agent 'nope'"),
     (["opponents=[{agent: 'planner:sacrifice_rate=0.3'}]"], "sacrifice_rate=0 only"),
     (["algo.batch_size=100"], "does not split into minibatches of 100"),
@@ -54,7 +55,7 @@ def test_bad_league_configs_fail_at_validation(overrides: list[str], fragment: s
 
 def test_the_cli_refuses_a_bad_league_config_before_making_a_run_directory(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["train", "--config", str(SMOKE), "--set", f"run_root={tmp_path / 'runs'}",
-                                      "--set", "opponents=[{agent: counter}]"])
+                                      "--set", "opponents=[{agent: search}]"])
     assert result.exit_code != 0 and "Traceback" not in result.output
     assert "has no JAX port" in result.output
     assert not (tmp_path / "runs").exists()

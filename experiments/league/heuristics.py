@@ -1,21 +1,35 @@
-"""JAX ports of the `highcard` and `planner` heuristics (agents/heuristic.py) as pure policies.
+"""JAX ports of the `highcard`, `planner` and `counter` heuristics (agents/heuristic.py) as pure policies.
 
-A policy is `policy(observation, legal_action_mask, key) -> action` for ONE position (vmap it
-for a batch), built per ruleset by `make_heuristic`. It reads the observation vector of the
-player to act and the mask only, so it cannot see hidden information (R7.3) by construction.
-The Python agents read nothing the observation lacks: their hand (`own_hand`), their set-aside
-cards (`own_set_aside`; in the replace phase it holds no duel card), the room left to set aside
-(`replace_cap - sum(set_aside)`, which is `replace_allowance` whenever they are to act), the
-phase, the attack card to answer (`current_attack_card`) and the legal actions (the mask).
+A policy is `policy(observation, legal_action_mask, key, opponent_floor) -> action` for ONE
+position (vmap it for a batch), built per ruleset by `make_heuristic`. It reads the observation
+vector of the player to act, the mask and `opponent_floor`, all public or the player's own, so
+it cannot see hidden information (R7.3) by construction. The Python agents read nothing else:
+their hand (`own_hand`), their set-aside cards (`own_set_aside`; in the replace phase it holds
+no duel card), the room left to set aside (`replace_cap - sum(set_aside)`, which is
+`replace_allowance` whenever they are to act), the phase, the attack card to answer
+(`current_attack_card`), the legal actions (the mask) and, for `counter`, the unseen cards
+(copies minus own hand, set-aside, discard, attack and answers), the opponent's hand size and
+the opponent's failed answers of this round.
 
-Neither port uses randomness (the `key` is taken for a uniform signature): the ports are checked
-against the Python agents for the same action, bit-exact, in tests/test_league_heuristics.py.
-`planner`'s optional `sacrifice_rate` (a random choice) is not ported; only 0 is accepted.
+That last item is public history the observation vector does not hold: `opponent_floor` is
+`view.opponent_bounds(view)[0]`, the highest card the opponent failed to defend with this round
+(0 if none): every card they still hold is at least that (a sacrifice gives up the lowest card,
+R5.5). `failed_answer_floor` keeps it up to date from the moves of a game (both players'
+floors, reset at each new round); `tests/test_league_heuristics.py` checks it against the
+reference's event log.
+
+`highcard` and `planner` use no randomness (the `key` is taken for a uniform signature) and are
+checked bit-exact. `counter` draws `samples` opponent hands from the unseen cards (uniform
+subsets of the right size, within the floor when enough cards are left, like
+`sample_opponent_hands`) to choose among its widest attacks, so its port agrees with the Python
+agent bit-exact wherever the choice is not sampled and in distribution where it is (tested).
+A `sacrifice_rate` (a random choice) is not ported; only 0 is accepted.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, fields
 
 import jax
 import jax.numpy as jnp
@@ -27,21 +41,59 @@ from tacocat_env.config import RulesConfig
 from tacocat_env.observation import ObservationLayout
 from tacocat_env.ruleset import Ruleset, compile_rules
 
-Policy = Callable[[jax.Array, jax.Array, jax.Array], jax.Array]
+Policy = Callable[[jax.Array, jax.Array, jax.Array, jax.Array], jax.Array]
 
-__all__ = ["NotPortedError", "Policy", "make_heuristic"]
+__all__ = ["NotPortedError", "Policy", "attack_sacrifices", "failed_answer_floor", "make_heuristic",
+           "opponent_hand_sampler"]
+
+
+@dataclass(frozen=True)
+class _Counter:
+    """`counter`'s parameters (agents.heuristic.CardCounterAgent's defaults)."""
+
+    samples: int = 16
+    duel_from: int = 3
+    replace_keeper_from: int = 4
 
 
 def make_heuristic(spec: str, rules: Ruleset | RulesConfig) -> Policy:
-    """The JAX port of the ladder agent `spec` ('highcard', 'planner', 'planner:keep_from=6')."""
+    """The JAX port of the ladder agent `spec` ('highcard', 'planner', 'planner:keep_from=6',
+    'counter', 'counter:duel_from=0,replace_keeper_from=12', ...)."""
     if isinstance(rules, RulesConfig):
         rules = compile_rules(rules)
     name, params = check_ported(spec)
     keep_from = int(params.get("keep_from", 7))
-    return _build(rules, planner=name == "planner", keep_from=keep_from)
+    counter = None
+    if name == "counter":
+        defaults = _Counter()
+        counter = _Counter(*(int(params.get(f.name, getattr(defaults, f.name))) for f in fields(_Counter)))
+    return _build(rules, planner=name != "highcard", keep_from=keep_from, counter=counter)
 
 
-def _build(rules: Ruleset, planner: bool, keep_from: int) -> Policy:
+def failed_answer_floor(rules: Ruleset | RulesConfig) -> Callable[..., jax.Array]:
+    """`update(floor, observation, action, actor, new_round) -> floor` for ONE game: `floor`
+    (2,) holds each player's `opponent_bounds` low (the highest card they failed to defend
+    with this round); `observation` is the actor's, taken before its `action`; `new_round`
+    says the step began a new round or game (the floors restart at 0)."""
+    if isinstance(rules, RulesConfig):
+        rules = compile_rules(rules)
+    codec = rules.codec
+    sl = ObservationLayout(rules).slices
+
+    def update(floor: jax.Array, observation: jax.Array, action: jax.Array, actor: jax.Array,
+               new_round: jax.Array) -> jax.Array:
+        answering = jnp.argmax(observation[sl["phase"]]) == 3
+        target = jnp.argmax(observation[sl["current_attack_card"]])
+        lowest = jnp.argmax(observation[sl["own_hand"]] > 0)
+        card = jnp.where(action == codec.sacrifice, lowest, action - codec.defend_base)
+        failed = answering & (card < target)  # R5.5: a sacrifice at or above the target defends
+        raised = floor.at[actor].max(jnp.where(failed, card, 0))
+        return jnp.where(new_round, jnp.zeros_like(floor), raised).astype(floor.dtype)
+
+    return update
+
+
+def _build(rules: Ruleset, planner: bool, keep_from: int, counter: _Counter | None = None) -> Policy:
     codec = rules.codec
     n_values, n_actions = rules.n_values, codec.size
     sl = ObservationLayout(rules).slices
@@ -59,14 +111,19 @@ def _build(rules: Ruleset, planner: bool, keep_from: int) -> Policy:
     # widest_attack's order: most cards, then the highest lowest card (ties: lowest id, like max())
     attack_score = jnp.asarray(sizes * (n_values + 1) + lowest_card, dtype=jnp.int32)
     counts_j, is_attack_j = jnp.asarray(counts), jnp.asarray(is_attack)
+    sizes_j, lowest_card_j = jnp.asarray(sizes, jnp.int32), jnp.asarray(lowest_card, jnp.int32)
+    copies_j = jnp.asarray(rules.copies, jnp.int32)
     assert codec.moves[codec.sacrifice].kind is MoveKind.SACRIFICE
 
     def first(flags: jax.Array) -> jax.Array:
         """Index of the first true flag (0 if none: callers check `any` first)."""
         return jnp.argmax(flags)
 
-    def policy(observation: jax.Array, legal_action_mask: jax.Array, key: jax.Array) -> jax.Array:
-        del key  # deterministic heuristics
+    if counter is not None:
+        sample_hands, sacrifices = opponent_hand_sampler(rules, counter.samples), attack_sacrifices(rules)
+
+    def policy(observation: jax.Array, legal_action_mask: jax.Array, key: jax.Array,
+               opponent_floor: jax.Array) -> jax.Array:
         hand = observation[sl["own_hand"]].astype(jnp.int32)
         aside = observation[sl["own_set_aside"]].astype(jnp.int32)
         phase = jnp.argmax(observation[sl["phase"]])
@@ -84,10 +141,19 @@ def _build(rules: Ruleset, planner: bool, keep_from: int) -> Policy:
             best = jnp.argmin(jnp.where(middle, order, jnp.iinfo(jnp.int32).max))
             room = observation[sl["replace_allowance"]][0] > 0
             replace = jnp.where(jnp.any(middle) & room, codec.replace_base + best, codec.stop)
+            if counter is not None:  # replacement_with_weak_keeper: then the keeper, if weak and not aside yet
+                weak = (dealt_keeper >= counter.replace_keeper_from) & (dealt_keeper < keep_from)
+                redraw = weak & ~jnp.any(middle) & (aside[dealt_keeper] == 0) & room
+                replace = jnp.where(redraw, codec.replace_base + dealt_keeper, replace)
         else:
             replace = jnp.int32(codec.stop)
 
-        duel = codec.duel_base + highest
+        if counter is not None:  # cheapest_duel_card: the lowest spare card at or above duel_from
+            spare = (hand - (values == keeper)) > 0
+            above = spare & (values >= counter.duel_from)
+            duel = codec.duel_base + jnp.where(jnp.any(above), first(above), jnp.where(jnp.any(spare), first(spare), keeper))
+        else:
+            duel = codec.duel_base + highest
 
         # attack (R5.3)
         if planner:
@@ -95,7 +161,15 @@ def _build(rules: Ruleset, planner: bool, keep_from: int) -> Policy:
             legal_attack = legal_action_mask & is_attack_j
             safe = legal_attack & keeps
             candidates = jnp.where(jnp.any(safe), safe, legal_attack)
-            attack = jnp.argmax(jnp.where(candidates, attack_score, -1))
+            if counter is None:
+                attack = jnp.argmax(jnp.where(candidates, attack_score, -1))
+            else:  # the widest candidates, by sacrifices forced on sampled hands, then the highest lowest card
+                widest = candidates & (sizes_j == jnp.max(jnp.where(candidates, sizes_j, 0)))
+                unseen = copies_j - (hand + aside + observation[sl["discard"]] + observation[sl["attack"]]
+                                     + observation[sl["answers"]]).astype(jnp.int32)
+                opponent_size = observation[sl["hand_sizes"]][1].astype(jnp.int32)
+                forced = sacrifices(sample_hands(key, unseen, opponent_size, opponent_floor)).sum(axis=0)
+                attack = jnp.argmax(jnp.where(widest, forced * n_values + lowest_card_j, -1))
         else:
             attack = codec.single_base + highest
 
@@ -113,3 +187,52 @@ def _build(rules: Ruleset, planner: bool, keep_from: int) -> Policy:
         return jnp.select([phase == 0, phase == 1, phase == 2], [replace, duel, attack], answer).astype(jnp.int32)
 
     return policy
+
+
+def opponent_hand_sampler(rules: Ruleset, samples: int) -> Callable[..., jax.Array]:
+    """`sample(key, unseen, size, floor) -> (samples, V)` hands (counts per value) of `size`
+    cards drawn without replacement from the `unseen` cards, only cards >= `floor` when at
+    least `size` are: `sample_opponent_hands` without the forced-sacrifice belief."""
+    slot_value = np.asarray(rules.deck_cards, np.int32)  # one slot per card of the deck
+    slot_copy = np.asarray([i - rules.deck_cards.index(v) for i, v in enumerate(rules.deck_cards)], np.int32)
+    values = jnp.arange(rules.n_values)
+
+    def sample(key: jax.Array, unseen: jax.Array, size: jax.Array, floor: jax.Array) -> jax.Array:
+        present = slot_copy < unseen[slot_value]
+        within = present & (slot_value >= floor)
+        allowed = jnp.where(within.sum() >= size, within, present)
+        bits = jax.random.bits(key, (samples, slot_value.size), jnp.uint32)
+        order = jnp.argsort(jnp.where(allowed, bits >> 1, jnp.uint32(2**31)), axis=1)  # allowed slots first
+        chosen = jnp.argsort(order, axis=1) < size  # a uniform `size`-subset of the allowed slots
+        return (chosen[:, :, None] & (slot_value[None, :, None] == values)).sum(axis=1)
+
+    return sample
+
+
+def attack_sacrifices(rules: Ruleset) -> Callable[[jax.Array], jax.Array]:
+    """`count(hands) -> (H, n_actions)`: for (H, V) hands and every attack action, how many
+    answers must be sacrifices when the hand answers it card by card with `keeper_safe_answer`
+    (`_forced_sacrifices`); 0 for other actions."""
+    codec, n_values = rules.codec, rules.n_values
+    attacks = [a for a, move in enumerate(codec.moves) if move.kind.is_attack]
+    longest = max(len(codec.moves[a].cards) for a in attacks)
+    cards = np.full((len(attacks), longest), -1, np.int32)  # in the order they are answered (R5.5)
+    for row, a in enumerate(attacks):
+        cards[row, :len(codec.moves[a].cards)] = codec.moves[a].cards
+    values = jnp.arange(n_values)
+
+    def count(hands: jax.Array) -> jax.Array:
+        hand = jnp.broadcast_to(hands[:, None, :], (hands.shape[0], len(attacks), n_values))
+        forced = jnp.zeros(hand.shape[:2], jnp.int32)
+        for i in range(longest):
+            target = jnp.asarray(cards[:, i])[None, :, None]  # (1, attacks, 1)
+            keeper = jnp.argmax(hand > 0, axis=-1)[..., None]
+            safe = (values >= target) & (hand > 0) & ((values != keeper) | (hand > 1))
+            any_safe = jnp.any(safe, axis=-1, keepdims=True)
+            card = jnp.where(any_safe, jnp.argmax(safe, axis=-1)[..., None], keeper)
+            valid = target >= 0
+            forced += (valid & ~any_safe & (keeper < target))[..., 0]
+            hand = hand - (valid & (values == card)).astype(jnp.int32)
+        return jnp.zeros((hands.shape[0], codec.size), jnp.int32).at[:, jnp.asarray(attacks)].set(forced)
+
+    return count

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agents.registry import parse_spec
+from agents.registry import make_agent, parse_spec
 
-#: the ladder agents that have a JAX port (`counter` samples hidden hands: not ported yet)
-PORTED = ("highcard", "planner")
-_PORTED_PARAMS = {"highcard": set(), "planner": {"keep_from", "sacrifice_rate"}}
+#: the ladder agents that have a JAX port (experiments/league/heuristics.py)
+PORTED = ("highcard", "planner", "counter")
+_PORTED_PARAMS = {"highcard": set(), "planner": {"keep_from", "sacrifice_rate"},
+                  "counter": {"keep_from", "sacrifice_rate", "samples", "duel_from", "replace_keeper_from"}}
 
 
 class NotPortedError(ValueError):
@@ -32,8 +33,12 @@ def check_ported(spec: str) -> tuple[str, dict[str, str]]:
     for key in params:
         if key not in _PORTED_PARAMS[name]:
             raise NotPortedError(f"the JAX port of {name!r} takes no parameter {key!r}")
-    if name == "planner" and float(params.get("sacrifice_rate", 0) or 0) != 0.0:
-        raise NotPortedError("the JAX port of 'planner' supports sacrifice_rate=0 only (the default)")
+    if float(params.get("sacrifice_rate", 0) or 0) != 0.0:
+        raise NotPortedError(f"the JAX port of {name!r} supports sacrifice_rate=0 only (the default)")
+    try:  # the Python agent's own checks of the values, each naming the parameter
+        make_agent(spec)
+    except ValueError as error:
+        raise NotPortedError(str(error)) from None
     return name, params
 
 

@@ -34,7 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from experiments.league.heuristics import Policy
+from experiments.league.heuristics import Policy, failed_answer_floor
 from experiments.league.mixture import Block
 from experiments.league.network import Params, init_params, masked_logits, value
 
@@ -64,6 +64,7 @@ class Runner(NamedTuple):
     opt_state: Any
     env_state: Any
     seat: jax.Array  # (n_envs,) the learner's seat in each row's current game
+    floor: jax.Array  # (n_envs, 2) each player's failed-answer floor this round (heuristics.failed_answer_floor)
     key: jax.Array
 
 
@@ -88,7 +89,8 @@ def init_runner(env: Any, s: PPOSettings, key: jax.Array) -> Runner:
     params = init_params(params_key, obs_size, n_actions, list(s.hidden))
     env_state = jax.vmap(env.init)(jax.random.split(env_key, s.n_envs))
     seat = (jnp.arange(s.n_envs) % 2).astype(jnp.int32)  # half the rows start as player_0, half as player_1
-    return Runner(params, make_optimizer(s).init(params), env_state, seat, key)
+    floor = jnp.zeros((s.n_envs, 2), jnp.int32)
+    return Runner(params, make_optimizer(s).init(params), env_state, seat, floor, key)
 
 
 def sample(key: jax.Array, logits: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -130,13 +132,14 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
     runs slower: for smoke runs and tests)."""
     step = jax.vmap(env.step_autoreset)
     observe = jax.vmap(env.observe)
+    track_floor = jax.vmap(failed_answer_floor(env.config))
     optimizer = make_optimizer(s)
     rows = jnp.arange(s.n_envs)
     scale = jnp.asarray(obs_scale)
     n_minibatches = s.n_envs * s.n_steps // s.minibatch_size
 
     def opponent_actions(pool: Params, snapshot_ids: jax.Array, obs: jax.Array, mask: jax.Array,
-                         learner_action: jax.Array, key: jax.Array) -> jax.Array:
+                         opponent_floor: jax.Array, learner_action: jax.Array, key: jax.Array) -> jax.Array:
         """Each block's opponent on its own rows (static slices)."""
         parts = []
         for block, block_key in zip(blocks, jax.random.split(key, len(blocks))):
@@ -148,23 +151,27 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
                 parts.append(sample(block_key, masked_logits(actor, o * scale, m, s.activation))[0])
             else:
                 policy = jax.vmap(heuristics[block.index])
-                parts.append(policy(o, m, jax.random.split(block_key, block.rows)))
+                parts.append(policy(o, m, jax.random.split(block_key, block.rows),
+                                    opponent_floor[block.start:block.stop]))
         return jnp.concatenate(parts)
 
     # -- 1. rollout ----------------------------------------------------------------------
     def env_step(carry: tuple, _: None) -> tuple[tuple, tuple[Transition, jax.Array, jax.Array]]:
-        params, pool, snapshot_ids, state, seat, key = carry
+        params, pool, snapshot_ids, state, seat, floor, key = carry
         key, act_key, opp_key, env_key, seat_key = jax.random.split(key, 5)
         obs, mask = state.observation, state.legal_action_mask
         net_obs = obs * scale
         logits = masked_logits(params["actor"], net_obs, mask, s.activation)
         learner_action, log_prob = sample(act_key, logits)
-        learner_turn = state.current_player == seat
-        opp_action = opponent_actions(pool, snapshot_ids, obs, mask, learner_action, opp_key)
+        actor = state.current_player
+        learner_turn = actor == seat
+        opp_action = opponent_actions(pool, snapshot_ids, obs, mask, floor[rows, 1 - actor], learner_action, opp_key)
         action = jnp.where(learner_turn, learner_action, opp_action)
+        rounds_played = state.rounds_played
         state = step(state, action, jax.random.split(env_key, s.n_envs))
         reward = state.rewards[rows, seat]
         done = state.terminated | state.truncated
+        floor = track_floor(floor, obs, action, actor, done | (state.rounds_played != rounds_played))
         won = state.terminated & (reward > state.rewards[rows, 1 - seat])
         if s.learner_seat == "alternate":
             next_seat = 1 - seat
@@ -173,7 +180,7 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         seat = jnp.where(done, next_seat, seat)
         transition = Transition(net_obs, mask, learner_action, log_prob, value(params["critic"], net_obs, s.activation),
                                 reward, done, learner_turn)
-        return (params, pool, snapshot_ids, state, seat, key), (transition, done, won)
+        return (params, pool, snapshot_ids, state, seat, floor, key), (transition, done, won)
 
     # -- 2. credit (learner_advantages, above) and 3. update -------------------------------
     def loss_fn(params: Params, batch: Transition, adv: jax.Array, ret: jax.Array) -> tuple[jax.Array, dict]:
@@ -208,9 +215,9 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         return jax.lax.scan(update_minibatch, carry, shuffled)
 
     def iteration(runner: Runner, pool: Params, snapshot_ids: jax.Array) -> tuple[Runner, dict[str, jax.Array]]:
-        params, opt_state, state, seat, key = runner
-        carry = (params, pool, snapshot_ids, state, seat, key)
-        (_, _, _, state, seat, key), (traj, done, won) = jax.lax.scan(env_step, carry, None, length=s.n_steps)
+        params, opt_state, state, seat, floor, key = runner
+        carry = (params, pool, snapshot_ids, state, seat, floor, key)
+        (_, _, _, state, seat, floor, key), (traj, done, won) = jax.lax.scan(env_step, carry, None, length=s.n_steps)
         last_value = value(params["critic"], observe(state, seat) * scale, s.activation)
         adv = learner_advantages(traj, last_value, s.gamma, s.gae_lambda)
         ret = adv + traj.value
@@ -223,6 +230,6 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         metrics["games_per_row"] = done.sum(axis=0)
         metrics["wins_per_row"] = won.sum(axis=0)
         metrics["learner_reward"] = traj.reward.sum()
-        return Runner(params, opt_state, state, seat, key), metrics
+        return Runner(params, opt_state, state, seat, floor, key), metrics
 
     return jax.jit(iteration, compiler_options=compiler_options)
