@@ -22,7 +22,7 @@ from agents.registry import make_agent
 from scipy.stats import chi2
 
 from agents.heuristic import _forced_sacrifices, attack_cards, keeps_keeper
-from experiments.league.heuristics import (NotPortedError, attack_sacrifices, failed_answer_floor, make_heuristic,
+from experiments.league.heuristics import (NotPortedError, _where_needed, attack_sacrifices, failed_answer_floor, make_heuristic,
                                            opponent_hand_sampler)
 from tacocat_env import RulesConfig, apply_action, legal_actions, new_game
 from tacocat_env.engine import Phase
@@ -175,9 +175,9 @@ def test_counter_port_counts_forced_sacrifices_like_python(sampled_positions: li
         size = inp.view.hand_sizes[inp.view.opponent]  # R5.4: an attack leaves both players a card
         attacks = [a for a, move in enumerate(rules.codec.moves) if move.kind.is_attack and len(move.cards) < size]
         hands = python_hands(inp, 16, seed=i)
-        got = np.asarray(count(jnp.asarray(hands)))
+        got = np.asarray(count(jnp.asarray(hands), jnp.asarray(attacks)))
         expected = np.array([[_forced_sacrifices(rules, list(h), attack_cards(rules, a)) for a in attacks] for h in hands])
-        np.testing.assert_array_equal(got[:, attacks], expected)
+        np.testing.assert_array_equal(got, expected)
 
 
 def test_failed_answer_floor_tracks_the_event_log() -> None:
@@ -230,3 +230,26 @@ def test_the_comparison_catches_a_wrong_port(default_positions: list[AgentInput]
 def test_unported_specs_are_refused(spec: str, message: str) -> None:
     with pytest.raises(NotPortedError, match=message):
         make_heuristic(spec, RulesConfig())
+
+
+def test_counter_sampling_batched_equals_one_by_one(sampled_positions: list[AgentInput]) -> None:
+    """Under vmap the port samples hands only for the rows that need them (packed into a
+    buffer, scattered back): each needing row's forced-sacrifice sums equal the unbatched
+    computation's with the same key, among 4 times as many rows that do not need them."""
+    rules = compile_rules(RulesConfig())
+    forced = _where_needed(rules, 16)
+    inputs = sampled_positions[:40]
+    rows = len(inputs) * 5
+    needed = np.zeros(rows, bool)
+    needed[::5] = True  # the needing rows are spread over the batch
+    picks = [inputs[i // 5] for i in range(rows)]
+    keys = jax.random.split(jax.random.key(4), rows)
+    unseen = jnp.asarray([inp.view.unseen() for inp in picks])
+    size = jnp.asarray([inp.view.hand_sizes[inp.view.opponent] for inp in picks])
+    floor = jnp.asarray([opponent_bounds(inp.view)[0] for inp in picks])
+    ids = jnp.tile(jnp.asarray([a for a, m in enumerate(rules.codec.moves) if m.kind.is_attack][:9]), (rows, 1))
+    batched = np.asarray(jax.jit(jax.vmap(forced))(jnp.asarray(needed), keys, unseen, size, floor, ids))
+    one = jax.jit(forced)
+    for r in np.flatnonzero(needed):
+        np.testing.assert_array_equal(batched[r], np.asarray(one(True, keys[r], unseen[r], size[r], floor[r], ids[r])))
+    assert batched[needed].any()

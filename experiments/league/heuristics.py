@@ -113,6 +113,7 @@ def _build(rules: Ruleset, planner: bool, keep_from: int, counter: _Counter | No
     counts_j, is_attack_j = jnp.asarray(counts), jnp.asarray(is_attack)
     sizes_j, lowest_card_j = jnp.asarray(sizes, jnp.int32), jnp.asarray(lowest_card, jnp.int32)
     copies_j = jnp.asarray(rules.copies, jnp.int32)
+    action_ids, max_hand = jnp.arange(n_actions), max(rules.board)
     assert codec.moves[codec.sacrifice].kind is MoveKind.SACRIFICE
 
     def first(flags: jax.Array) -> jax.Array:
@@ -120,7 +121,7 @@ def _build(rules: Ruleset, planner: bool, keep_from: int, counter: _Counter | No
         return jnp.argmax(flags)
 
     if counter is not None:
-        sample_hands, sacrifices = opponent_hand_sampler(rules, counter.samples), attack_sacrifices(rules)
+        forced_sacrifices = _where_needed(rules, counter.samples)
 
     def policy(observation: jax.Array, legal_action_mask: jax.Array, key: jax.Array,
                opponent_floor: jax.Array) -> jax.Array:
@@ -168,8 +169,12 @@ def _build(rules: Ruleset, planner: bool, keep_from: int, counter: _Counter | No
                 unseen = copies_j - (hand + aside + observation[sl["discard"]] + observation[sl["attack"]]
                                      + observation[sl["answers"]]).astype(jnp.int32)
                 opponent_size = observation[sl["hand_sizes"]][1].astype(jnp.int32)
-                forced = sacrifices(sample_hands(key, unseen, opponent_size, opponent_floor)).sum(axis=0)
-                attack = jnp.argmax(jnp.where(widest, forced * n_values + lowest_card_j, -1))
+                # the widest attacks in id order (the Python agent's tie order); never more than the
+                # cards in hand, so `max_hand` slots hold them all
+                ids = jax.lax.top_k(jnp.where(widest, -action_ids, -n_actions), max_hand)[1]
+                sampling = (phase == 2) & (widest.sum() > 1)  # the Python agent draws hands only then
+                forced = forced_sacrifices(sampling, key, unseen, opponent_size, opponent_floor, ids)
+                attack = ids[jnp.argmax(jnp.where(widest[ids], forced * n_values + lowest_card_j[ids], -1))]
         else:
             attack = codec.single_base + highest
 
@@ -189,50 +194,94 @@ def _build(rules: Ruleset, planner: bool, keep_from: int, counter: _Counter | No
     return policy
 
 
+def _where_needed(rules: Ruleset, samples: int) -> Callable[..., jax.Array]:
+    """`forced(needed, key, unseen, size, floor, ids) -> (K,)`: the sacrifices each attack of
+    `ids` forces, summed over `samples` sampled opponent hands. Under `vmap` only the rows that
+    need it (`needed`: about one position in twenty) are computed while they fit a quarter of
+    the batch: they are packed into a buffer, computed, and scattered back (the others get 0,
+    which no caller reads). Each row depends on its own key only, so both ways agree."""
+    sample_hands, sacrifices = opponent_hand_sampler(rules, samples), attack_sacrifices(rules)
+
+    def one(key: jax.Array, unseen: jax.Array, size: jax.Array, floor: jax.Array, ids: jax.Array) -> jax.Array:
+        return sacrifices(sample_hands(key, unseen, size, floor), ids).sum(axis=0)
+
+    @jax.custom_batching.custom_vmap
+    def forced(needed: jax.Array, *args: jax.Array) -> jax.Array:
+        return one(*args)
+
+    @forced.def_vmap
+    def forced_batch(size: int, batched: list[bool], needed: jax.Array, *args: jax.Array) -> tuple[jax.Array, bool]:
+        args = tuple(x if b else jnp.broadcast_to(x, (size, *x.shape)) for x, b in zip(args, batched[1:]))
+        needed = needed if batched[0] else jnp.broadcast_to(needed, (size,))
+        every = jax.vmap(one)
+        room = max(16, size // 4)
+        if room >= size:
+            return every(*args), True
+        position = jnp.cumsum(needed.astype(jnp.int32)) - 1  # the i-th needing row goes to slot i
+        rows = jnp.full(room, size, jnp.int32).at[jnp.where(needed, position, room)].set(
+            jnp.arange(size, dtype=jnp.int32), mode="drop")
+
+        def needed_only(*args: jax.Array) -> jax.Array:
+            out = every(*(x[jnp.minimum(rows, size - 1)] for x in args))
+            return jnp.zeros((size, out.shape[1]), out.dtype).at[rows].set(out, mode="drop")
+
+        return jax.lax.cond(jnp.sum(needed) <= room, needed_only, every, *args), True
+
+    return forced
+
+
 def opponent_hand_sampler(rules: Ruleset, samples: int) -> Callable[..., jax.Array]:
     """`sample(key, unseen, size, floor) -> (samples, V)` hands (counts per value) of `size`
     cards drawn without replacement from the `unseen` cards, only cards >= `floor` when at
-    least `size` are: `sample_opponent_hands` without the forced-sacrifice belief."""
-    slot_value = np.asarray(rules.deck_cards, np.int32)  # one slot per card of the deck
-    slot_copy = np.asarray([i - rules.deck_cards.index(v) for i, v in enumerate(rules.deck_cards)], np.int32)
+    least `size` are: `sample_opponent_hands` without the forced-sacrifice belief. Drawn card by
+    card, each uniform among the cards left (a uniform `size`-subset of the cards)."""
     values = jnp.arange(rules.n_values)
+    most = max(rules.board)
 
     def sample(key: jax.Array, unseen: jax.Array, size: jax.Array, floor: jax.Array) -> jax.Array:
-        present = slot_copy < unseen[slot_value]
-        within = present & (slot_value >= floor)
-        allowed = jnp.where(within.sum() >= size, within, present)
-        bits = jax.random.bits(key, (samples, slot_value.size), jnp.uint32)
-        order = jnp.argsort(jnp.where(allowed, bits >> 1, jnp.uint32(2**31)), axis=1)  # allowed slots first
-        chosen = jnp.argsort(order, axis=1) < size  # a uniform `size`-subset of the allowed slots
-        return (chosen[:, :, None] & (slot_value[None, :, None] == values)).sum(axis=1)
+        within = jnp.where(values >= floor, unseen, 0)
+        left = jnp.broadcast_to(jnp.where(within.sum() >= size, within, unseen), (samples, rules.n_values))
+        hand = jnp.zeros((samples, rules.n_values), jnp.int32)
+        for i, u in enumerate(jax.random.uniform(key, (most, samples, 1))):
+            draw = jnp.floor(u * left.sum(axis=1, keepdims=True)).astype(jnp.int32)  # the draw-th card left
+            card = (jnp.cumsum(left, axis=1) > draw) & (jnp.cumsum(left, axis=1) - left <= draw)
+            card = card & (i < size)
+            hand, left = hand + card, left - card
+        return hand
 
     return sample
 
 
-def attack_sacrifices(rules: Ruleset) -> Callable[[jax.Array], jax.Array]:
-    """`count(hands) -> (H, n_actions)`: for (H, V) hands and every attack action, how many
-    answers must be sacrifices when the hand answers it card by card with `keeper_safe_answer`
-    (`_forced_sacrifices`); 0 for other actions."""
+def attack_sacrifices(rules: Ruleset) -> Callable[[jax.Array, jax.Array], jax.Array]:
+    """`count(hands, actions) -> (H, K)`: for (H, V) hands and K attack action ids, how many
+    answers must be sacrifices when the hand answers the attack card by card with
+    `keeper_safe_answer` (`_forced_sacrifices`)."""
     codec, n_values = rules.codec, rules.n_values
-    attacks = [a for a, move in enumerate(codec.moves) if move.kind.is_attack]
-    longest = max(len(codec.moves[a].cards) for a in attacks)
-    cards = np.full((len(attacks), longest), -1, np.int32)  # in the order they are answered (R5.5)
-    for row, a in enumerate(attacks):
-        cards[row, :len(codec.moves[a].cards)] = codec.moves[a].cards
+    longest = max(len(move.cards) for move in codec.moves if move.kind.is_attack)
+    cards = np.full((codec.size, longest), -1, np.int32)  # in the order they are answered (R5.5)
+    for a, move in enumerate(codec.moves):
+        if move.kind.is_attack:
+            cards[a, :len(move.cards)] = move.cards
+    cards_j = jnp.asarray(cards)
     values = jnp.arange(n_values)
 
-    def count(hands: jax.Array) -> jax.Array:
-        hand = jnp.broadcast_to(hands[:, None, :], (hands.shape[0], len(attacks), n_values))
-        forced = jnp.zeros(hand.shape[:2], jnp.int32)
+    def count(hands: jax.Array, actions: jax.Array) -> jax.Array:
+        # one (H, K) array per value, unrolled: XLA:CPU is slow at short reductions (argmax
+        # over V) and fuses these elementwise chains into one loop
+        targets = cards_j[actions]  # (K, longest)
+        hand = [jnp.broadcast_to(hands[:, v, None], (hands.shape[0], actions.shape[0])) for v in range(n_values)]
+        forced = jnp.zeros(hand[0].shape, jnp.int32)
         for i in range(longest):
-            target = jnp.asarray(cards[:, i])[None, :, None]  # (1, attacks, 1)
-            keeper = jnp.argmax(hand > 0, axis=-1)[..., None]
-            safe = (values >= target) & (hand > 0) & ((values != keeper) | (hand > 1))
-            any_safe = jnp.any(safe, axis=-1, keepdims=True)
-            card = jnp.where(any_safe, jnp.argmax(safe, axis=-1)[..., None], keeper)
+            target = targets[None, :, i]  # (1, K)
+            keeper = jnp.full(hand[0].shape, n_values, jnp.int32)
+            for v in reversed(range(n_values)):
+                keeper = jnp.where(hand[v] > 0, v, keeper)
+            card = keeper  # the smallest card >= target that is not the keeper, else the keeper
+            for v in reversed(range(n_values)):
+                card = jnp.where((v >= target) & (hand[v] > 0) & ((keeper != v) | (hand[v] > 1)), v, card)
             valid = target >= 0
-            forced += (valid & ~any_safe & (keeper < target))[..., 0]
-            hand = hand - (valid & (values == card)).astype(jnp.int32)
-        return jnp.zeros((hands.shape[0], codec.size), jnp.int32).at[:, jnp.asarray(attacks)].set(forced)
+            forced += (valid & (card == keeper) & (keeper < target)).astype(jnp.int32)
+            hand = [h - (valid & (card == v)).astype(jnp.int32) for v, h in enumerate(hand)]
+        return forced
 
     return count
