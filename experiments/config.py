@@ -140,6 +140,8 @@ class LeagueConfig(_Strict):
     pfsp_power: float = Field(default=2.0, ge=0, description="PFSP exponent: higher plays the hardest snapshots more")
     fast_compile: bool = Field(default=False, description="compile with XLA backend optimisation 0: "
                                "compiles several times faster, runs slower (smoke runs)")
+    anneal_lr: bool = Field(default=False, description="decay algo.learning_rate linearly to 0 over "
+                            "total_timesteps (CleanRL's anneal_lr)")
 
 
 class ExperimentConfig(_Strict):

@@ -55,6 +55,7 @@ class PPOSettings:
     hidden: tuple[int, ...]
     activation: str
     learner_seat: str  # "alternate" or "random"
+    anneal_updates: int = 0  # gradient steps over which the learning rate decays linearly to 0 (0: constant)
 
 
 class Runner(NamedTuple):
@@ -80,7 +81,8 @@ class Transition(NamedTuple):
 
 
 def make_optimizer(s: PPOSettings) -> optax.GradientTransformation:
-    return optax.chain(optax.clip_by_global_norm(s.max_grad_norm), optax.adam(s.learning_rate, eps=1e-5))
+    rate = optax.linear_schedule(s.learning_rate, 0.0, s.anneal_updates) if s.anneal_updates else s.learning_rate
+    return optax.chain(optax.clip_by_global_norm(s.max_grad_norm), optax.adam(rate, eps=1e-5))
 
 
 def init_runner(env: Any, s: PPOSettings, key: jax.Array) -> Runner:
