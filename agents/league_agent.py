@@ -1,4 +1,5 @@
-"""Policies trained by the league backend as ladder agents: `make_agent("league:path=RUN/policy.npz")`.
+"""Policies trained by the league backend as ladder agents: `make_agent("league:path=RUN/policy.npz")`,
+and the shipped one, `make_agent("champion")`.
 
 `tacocat train` with `backend: league` exports the actor MLP in the `tacocat-mlp-v1` format of
 `agents.rllib_agent` (float32 `layer_i_weight` (out, in) and `layer_i_bias` arrays, JSON
@@ -9,12 +10,16 @@ JAX. A file made for another ruleset or observation size is refused with a clear
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from agents.base import AgentInput
 from agents.rllib_agent import PolicyFileError, RllibPolicyAgent, policy_logits
 
 ALGORITHM = "league PPO (JAX)"
+#: the shipped league policy (docs/BENCHMARKS.md: the run that made it and its results)
+CHAMPION = Path(__file__).with_name("models") / "league_champion.npz"
 
 
 class LeaguePolicyAgent(RllibPolicyAgent):
@@ -52,3 +57,15 @@ class LeaguePolicyAgent(RllibPolicyAgent):
 
     def __repr__(self) -> str:
         return f"LeaguePolicyAgent(path={self.path!r})"
+
+
+class ChampionAgent(LeaguePolicyAgent):
+    """The shipped league policy (agents/models/league_champion.npz, default rules), greedy; docs/BENCHMARKS.md has its training run and results."""
+
+    name = "champion"
+
+    def __init__(self, deterministic: bool = True) -> None:
+        super().__init__(str(CHAMPION), deterministic)
+
+    def __repr__(self) -> str:
+        return "ChampionAgent()"

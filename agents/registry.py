@@ -42,6 +42,7 @@ BUILTIN_AGENTS = {
     "ppo": "agents.trained:PPOAgent",
     "rllib": "agents.rllib_agent:RllibPolicyAgent",
     "league": "agents.league_agent:LeaguePolicyAgent",
+    "champion": "agents.league_agent:ChampionAgent",
     "ismcts": "agents.openspiel_agents:ISMCTSAgent",
 }
 

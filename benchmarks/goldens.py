@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 PATH = Path(__file__).resolve().parents[1] / "tests" / "data" / "golden_matches.json"
-AGENTS = ["random", "highcard", "planner", "counter", "search"]
+AGENTS = ["random", "highcard", "planner", "counter", "search", "champion"]
 SEED = 7
 DEAL_PAIRS = 6
 

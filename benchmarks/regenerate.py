@@ -18,7 +18,10 @@ failed-answer belief on/off/soft against opponents that sacrifice by choice, wit
 differences between the modes over the same deals), `budget` (search strength against its
 simulation budget, vs `counter` and vs `search` at its default, with a PNG), `crossplay`
 (round robin, paired intervals, Bradley–Terry ratings and where the rating model's fit error
-exceeds sampling error), `search_speed` (decisions per second; a timing, machine-dependent).
+exceeds sampling error), `search_speed` (decisions per second; a timing, machine-dependent),
+`champion` (the shipped league policy, `make_agent("champion")`, against `search` at 24, 96
+and 200 simulations and the heuristics it trained against; with the model file's metadata and
+SHA-256).
 
 Reproducibility promise: the same command at the same commit, on the same machine with the same
 versions (Python, numpy, torch), gives the same numbers (timings and load average aside), for
@@ -59,6 +62,8 @@ SIZES: dict[str, Any] = {
     "budget": {24: 40, 48: 40, 96: 40, 200: 16, 400: 6, 800: 3},
     "crossplay": 60,
     "search_speed": 10,
+    "champion": {"search": 1000, "counter": 1000, "planner": 500, "search:simulations=24": 300,
+                 "search:simulations=200": 200},
 }
 BELIEF_OPPONENTS = ["counter:sacrifice_rate=0.2"]
 BELIEF_MODES = ["on", "off", "soft"]
@@ -298,6 +303,38 @@ def render_search_speed(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def run_champion(pairs: dict[str, int], workers: int) -> dict[str, Any]:
+    """The shipped league policy against each opponent (opponent: deal pairs)."""
+    import hashlib
+
+    from agents.evaluation import match
+    from agents.league_agent import CHAMPION
+    from agents.rllib_agent import load_policy
+
+    _, meta = load_policy(CHAMPION)
+    model = {"file": str(CHAMPION.relative_to(ROOT)), "sha256": hashlib.sha256(CHAMPION.read_bytes()).hexdigest(),
+             **{k: meta[k] for k in ("experiment", "seed", "timesteps", "algorithm", "ruleset_hash")}}
+    rows = []
+    for opponent, n in pairs.items():
+        m = match("champion", opponent, deal_pairs=n, seed=SEED, workers=workers)
+        rows.append({"opponent": opponent, **_interval(m), "wall_s": m.wall_s})
+    return {"model": model, "rows": rows}
+
+
+def render_champion(data: dict[str, Any]) -> str:
+    from agents.stats import verdict as beats
+
+    model = data["model"]
+    lines = [f"Model `{model['file']}` (SHA-256 `{model['sha256'][:16]}…`): experiment `{model['experiment']}`, "
+             f"seed {model['seed']}, {model['timesteps']:,} env steps.", "",
+             "| opponent | deal pairs | champion's win rate | 95% paired CI | 95% Wilson CI | beats it? |",
+             "|---|---:|---:|---|---|---|"]
+    for r in data["rows"]:
+        lines.append(f"| `{r['opponent']}` | {r['deal_pairs']} | {r['win_rate']:.3f} | {_ci(r['paired'])} | "
+                     f"{_ci(r['wilson'])} | {beats(*r['paired'])} |")
+    return "\n".join(lines)
+
+
 SECTIONS: dict[str, tuple[Callable[..., dict[str, Any]], Callable[[dict[str, Any]], str]]] = {
     "ladder": (run_ladder, render_ladder),
     "counter": (run_counter, render_counter),
@@ -305,6 +342,7 @@ SECTIONS: dict[str, tuple[Callable[..., dict[str, Any]], Callable[[dict[str, Any
     "budget": (run_budget, render_budget),
     "crossplay": (run_crossplay, render_crossplay),
     "search_speed": (run_search_speed, render_search_speed),
+    "champion": (run_champion, render_champion),
 }
 
 

@@ -248,3 +248,59 @@ def test_a_policy_file_for_other_rules_or_sizes_is_refused(smoke_run: Path, tmp_
     np.savez(tmp_path / "rllib.npz", **arrays)
     with pytest.raises(PolicyFileError, match="not made by the league backend"):
         make_agent(f"league:path={tmp_path / 'rllib.npz'}")
+
+
+# ---------------------------------------------------------------------------------------
+# the shipped policy
+# ---------------------------------------------------------------------------------------
+def test_the_shipped_champion_is_a_small_league_policy_for_the_default_rules() -> None:
+    from agents.league_agent import ALGORITHM, CHAMPION
+    from agents.rllib_agent import load_policy
+
+    assert CHAMPION.stat().st_size < 5_000_000  # "a few MB at most"
+    _, meta = load_policy(CHAMPION)
+    assert meta["algorithm"] == ALGORITHM
+    assert meta["ruleset_hash"] == compile_rules(RulesConfig()).hash
+    agent = make_agent("champion")
+    state = new_game(RulesConfig(), np.random.default_rng(0))
+    inp = AgentInput.from_state(state, state.current_player)
+    assert inp.action_mask[agent.act(inp)]
+
+
+def test_the_champion_refuses_another_ruleset() -> None:
+    agent = make_agent("champion")
+    state = new_game(RulesConfig(board=(4, 6, 7, 6, 4)), np.random.default_rng(0))
+    with pytest.raises(PolicyFileError, match="trained for ruleset"):
+        agent.act(AgentInput.from_state(state, state.current_player))
+
+
+def test_the_champion_beats_planner_in_a_short_match() -> None:
+    """A strength floor for the shipped model (docs/BENCHMARKS.md has its full results): a
+    random or broken policy loses this."""
+    from agents.evaluation import match
+
+    m = match("champion", "planner", deal_pairs=100, seed=3, progress=False)
+    assert m.ci_low > 0.5, m.win_rate_a
+
+
+def test_anneal_lr_decays_the_learning_rate_to_zero_over_the_run() -> None:
+    """`league.anneal_lr`: as many decay steps as the run has gradient steps; the last updates
+    move the parameters less and less, and not at all once the schedule ends."""
+    import optax
+
+    from experiments.league.ppo import make_optimizer
+    from experiments.league.train import ppo_settings
+
+    config = load_experiment(SMOKE, overrides=["league.anneal_lr=true"])
+    s = ppo_settings(config)
+    per_iteration = config.n_envs * config.algo.n_steps
+    iterations = -(-config.total_timesteps // per_iteration)
+    assert s.anneal_updates == iterations * config.algo.n_epochs * (per_iteration // config.algo.batch_size)
+    assert ppo_settings(load_experiment(SMOKE)).anneal_updates == 0
+    s = s.__class__(**{**s.__dict__, "anneal_updates": 4})
+    optimizer, params = make_optimizer(s), {"w": jnp.ones(3)}
+    state, sizes = optimizer.init(params), []
+    for _ in range(5):
+        updates, state = optimizer.update({"w": jnp.ones(3)}, state, params)
+        sizes.append(float(jnp.abs(updates["w"]).max()))
+    assert sizes[0] > sizes[1] > sizes[2] > sizes[3] > 0 and sizes[4] == 0
