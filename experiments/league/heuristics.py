@@ -12,7 +12,7 @@ no duel card), the room left to set aside (`replace_cap - sum(set_aside)`, which
 the opponent's failed answers of this round.
 
 That last item is public history the observation vector does not hold: `opponent_floor` is
-`view.opponent_bounds(view)[0]`, the highest card the opponent failed to defend with this round
+`tacocat_env.view.opponent_bounds(view)[0]`, the highest card the opponent failed to defend with this round
 (0 if none): every card they still hold is at least that (a sacrifice gives up the lowest card,
 R5.5). `failed_answer_floor` keeps it up to date from the moves of a game (both players'
 floors, reset at each new round); `tests/test_league_heuristics.py` checks it against the
@@ -29,12 +29,13 @@ A `sacrifice_rate` (a random choice) is not ported; only 0 is accepted.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from agents.heuristic import CardCounterAgent
+from agents.registry import make_agent
 from experiments.league.mixture import NotPortedError, check_ported
 from tacocat_env.actions import MoveKind
 from tacocat_env.config import RulesConfig
@@ -47,27 +48,16 @@ __all__ = ["NotPortedError", "Policy", "attack_sacrifices", "failed_answer_floor
            "opponent_hand_sampler"]
 
 
-@dataclass(frozen=True)
-class _Counter:
-    """`counter`'s parameters (agents.heuristic.CardCounterAgent's defaults)."""
-
-    samples: int = 16
-    duel_from: int = 3
-    replace_keeper_from: int = 4
-
-
 def make_heuristic(spec: str, rules: Ruleset | RulesConfig) -> Policy:
     """The JAX port of the ladder agent `spec` ('highcard', 'planner', 'planner:keep_from=6',
     'counter', 'counter:duel_from=0,replace_keeper_from=12', ...)."""
     if isinstance(rules, RulesConfig):
         rules = compile_rules(rules)
-    name, params = check_ported(spec)
-    keep_from = int(params.get("keep_from", 7))
-    counter = None
-    if name == "counter":
-        defaults = _Counter()
-        counter = _Counter(*(int(params.get(f.name, getattr(defaults, f.name))) for f in fields(_Counter)))
-    return _build(rules, planner=name != "highcard", keep_from=keep_from, counter=counter)
+    name, _ = check_ported(spec)
+    agent = make_agent(spec)  # its parameters, defaults included, from the one place they are set
+    if name == "highcard":
+        return _build(rules, planner=False, keep_from=0)
+    return _build(rules, planner=True, keep_from=agent.keep_from, counter=agent if name == "counter" else None)
 
 
 def failed_answer_floor(rules: Ruleset | RulesConfig) -> Callable[..., jax.Array]:
@@ -93,7 +83,9 @@ def failed_answer_floor(rules: Ruleset | RulesConfig) -> Callable[..., jax.Array
     return update
 
 
-def _build(rules: Ruleset, planner: bool, keep_from: int, counter: _Counter | None = None) -> Policy:
+def _build(rules: Ruleset, planner: bool, keep_from: int, counter: CardCounterAgent | None = None) -> Policy:
+    """The port; `counter` (the Python agent) supplies `samples`, `duel_from` and
+    `replace_keeper_from` when porting the counter."""
     codec = rules.codec
     n_values, n_actions = rules.n_values, codec.size
     sl = ObservationLayout(rules).slices
@@ -197,7 +189,7 @@ def _build(rules: Ruleset, planner: bool, keep_from: int, counter: _Counter | No
 def _where_needed(rules: Ruleset, samples: int) -> Callable[..., jax.Array]:
     """`forced(needed, key, unseen, size, floor, ids) -> (K,)`: the sacrifices each attack of
     `ids` forces, summed over `samples` sampled opponent hands. Under `vmap` only the rows that
-    need it (`needed`: about one position in twenty) are computed while they fit a quarter of
+    need it (`needed`: about one position in fourteen) are computed while they fit a quarter of
     the batch: they are packed into a buffer, computed, and scattered back (the others get 0,
     which no caller reads). Each row depends on its own key only, so both ways agree."""
     sample_hands, sacrifices = opponent_hand_sampler(rules, samples), attack_sacrifices(rules)
@@ -244,7 +236,8 @@ def opponent_hand_sampler(rules: Ruleset, samples: int) -> Callable[..., jax.Arr
         hand = jnp.zeros((samples, rules.n_values), jnp.int32)
         for i, u in enumerate(jax.random.uniform(key, (most, samples, 1))):
             draw = jnp.floor(u * left.sum(axis=1, keepdims=True)).astype(jnp.int32)  # the draw-th card left
-            card = (jnp.cumsum(left, axis=1) > draw) & (jnp.cumsum(left, axis=1) - left <= draw)
+            through = jnp.cumsum(left, axis=1)  # cards left up to and including each value
+            card = (through > draw) & (through - left <= draw)
             card = card & (i < size)
             hand, left = hand + card, left - card
         return hand
