@@ -35,7 +35,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from agents.heuristic import CardCounterAgent
-from agents.registry import make_agent
 from experiments.league.mixture import NotPortedError, check_ported
 from tacocat_env.actions import MoveKind
 from tacocat_env.config import RulesConfig
@@ -53,8 +52,7 @@ def make_heuristic(spec: str, rules: Ruleset | RulesConfig) -> Policy:
     'counter', 'counter:duel_from=0,replace_keeper_from=12', ...)."""
     if isinstance(rules, RulesConfig):
         rules = compile_rules(rules)
-    name, _ = check_ported(spec)
-    agent = make_agent(spec)  # its parameters, defaults included, from the one place they are set
+    name, agent = check_ported(spec)  # the Python agent: its parameters, defaults included
     if name == "highcard":
         return _build(rules, planner=False, keep_from=0)
     return _build(rules, planner=True, keep_from=agent.keep_from, counter=agent if name == "counter" else None)

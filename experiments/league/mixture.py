@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agents.base import Agent
 from agents.registry import make_agent, parse_spec
 
 #: the ladder agents that have a JAX port (experiments/league/heuristics.py)
@@ -25,7 +26,7 @@ class NotPortedError(ValueError):
     """An opponent spec with no JAX port (or with parameters the port does not support)."""
 
 
-def check_ported(spec: str) -> tuple[str, dict[str, str]]:
+def check_ported(spec: str) -> tuple[str, Agent]:
     """(name, parameter texts) of a spec the league can play as a JAX port; NotPortedError else."""
     name, params = parse_spec(spec)
     if name not in PORTED:
@@ -36,10 +37,10 @@ def check_ported(spec: str) -> tuple[str, dict[str, str]]:
     if float(params.get("sacrifice_rate", 0) or 0) != 0.0:
         raise NotPortedError(f"the JAX port of {name!r} supports sacrifice_rate=0 only (the default)")
     try:  # the Python agent's own checks of the values, each naming the parameter
-        make_agent(spec)
+        agent = make_agent(spec)
     except ValueError as error:
         raise NotPortedError(str(error)) from None
-    return name, params
+    return name, agent
 
 
 @dataclass(frozen=True)

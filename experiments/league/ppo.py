@@ -140,9 +140,11 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
     scale = jnp.asarray(obs_scale)
     n_minibatches = s.n_envs * s.n_steps // s.minibatch_size
 
-    def opponent_actions(pool: Params, snapshot_ids: jax.Array, obs: jax.Array, mask: jax.Array,
-                         opponent_floor: jax.Array, learner_action: jax.Array, key: jax.Array) -> jax.Array:
-        """Each block's opponent on its own rows (static slices)."""
+    def opponent_actions(pool: Params, snapshot_ids: jax.Array, obs: jax.Array, net_obs: jax.Array,
+                         mask: jax.Array, opponent_floor: jax.Array, learner_action: jax.Array,
+                         key: jax.Array) -> jax.Array:
+        """Each block's opponent on its own rows (static slices): snapshots read the scaled
+        observations `net_obs`, heuristics the raw ones."""
         parts = []
         for block, block_key in zip(blocks, jax.random.split(key, len(blocks))):
             o, m = obs[block.start:block.stop], mask[block.start:block.stop]
@@ -150,7 +152,7 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
                 parts.append(learner_action[block.start:block.stop])
             elif block.kind == "snapshot":
                 actor = jax.tree.map(lambda leaf: leaf[snapshot_ids[block.index]], pool["actor"])
-                parts.append(sample(block_key, masked_logits(actor, o * scale, m, s.activation))[0])
+                parts.append(sample(block_key, masked_logits(actor, net_obs[block.start:block.stop], m, s.activation))[0])
             else:
                 policy = jax.vmap(heuristics[block.index])
                 parts.append(policy(o, m, jax.random.split(block_key, block.rows),
@@ -167,7 +169,8 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         learner_action, log_prob = sample(act_key, logits)
         actor = state.current_player
         learner_turn = actor == seat
-        opp_action = opponent_actions(pool, snapshot_ids, obs, mask, floor[rows, 1 - actor], learner_action, opp_key)
+        opp_action = opponent_actions(pool, snapshot_ids, obs, net_obs, mask, floor[rows, 1 - actor], learner_action,
+                                      opp_key)
         action = jnp.where(learner_turn, learner_action, opp_action)
         rounds_played = state.rounds_played
         state = step(state, action, jax.random.split(env_key, s.n_envs))
