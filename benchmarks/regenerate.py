@@ -61,7 +61,7 @@ SIZES: dict[str, Any] = {
     "belief": 200,
     "budget": {24: 40, 48: 40, 96: 40, 200: 16, 400: 6, 800: 3},
     "crossplay": 60,
-    "search_speed": 10,
+    "search_speed": 40,
     "champion": {"search": 1000, "counter": 1000, "planner": 500, "search:simulations=24": 300,
                  "search:simulations=200": 200},
 }
