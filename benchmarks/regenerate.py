@@ -21,7 +21,8 @@ simulation budget, vs `counter` and vs `search` at its default, with a PNG), `cr
 exceeds sampling error), `search_speed` (decisions per second; a timing, machine-dependent),
 `champion` (the shipped league policy, `make_agent("champion")`, against `search` at 24, 96
 and 200 simulations and the heuristics it trained against; with the model file's metadata and
-SHA-256).
+SHA-256), `training` (the main job, `make main`, trained and evaluated for three seeds, with
+their learning curves as a PNG; about 25 minutes on an idle 2-core machine).
 
 Reproducibility promise: the same command at the same commit, on the same machine with the same
 versions (Python, numpy, torch), gives the same numbers (timings and load average aside), for
@@ -47,6 +48,8 @@ from typing import Any
 
 import numpy as np
 
+from experiments.main import DEFAULT_CONFIG as MAIN_CONFIG  # the config `make main` trains
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
 DOCS = ROOT / "docs" / "BENCHMARKS.md"
@@ -62,6 +65,7 @@ SIZES: dict[str, Any] = {
     "budget": {24: 40, 48: 40, 96: 40, 200: 16, 400: 6, 800: 3},
     "crossplay": 60,
     "search_speed": 40,
+    "training": 3,
     "champion": {"search": 1000, "counter": 1000, "planner": 500, "search:simulations=24": 300,
                  "search:simulations=200": 200},
 }
@@ -335,6 +339,78 @@ def render_champion(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def run_training(seeds: int, workers: int) -> dict[str, Any]:
+    """The main job (`make main`: the default config, then its final evaluation) for seeds
+    0..seeds-1, with each run's learning curve (its eval.csv)."""
+    import csv
+    import tempfile
+
+    from experiments.backends import train_backend
+    from experiments.config import load_experiment
+    from experiments.final_eval import evaluate_run
+
+    runs = []
+    with tempfile.TemporaryDirectory() as root:
+        for seed in range(seeds):
+            config = load_experiment(MAIN_CONFIG, seed, [f"run_root={root}", f"eval.workers={workers}"])
+            started = time.perf_counter()
+            run_dir, learner = train_backend(config)
+            trained = time.perf_counter()
+            final = evaluate_run(run_dir, config, learner=learner)
+            timesteps = json.loads((run_dir / "final.json").read_text())["timesteps"]
+            with (run_dir / "eval.csv").open(newline="") as f:
+                curve = [{"timesteps": int(r["timesteps"]), "opponent": r["opponent"], "win_rate": float(r["win_rate"]),
+                          "paired": [float(r["ci_low"]), float(r["ci_high"])]} for r in csv.DictReader(f)]
+            runs.append({"seed": seed, "timesteps": timesteps, "train_wall_s": trained - started,
+                         "steps_per_s": timesteps / (trained - started), "eval_wall_s": time.perf_counter() - trained,
+                         "final": [{"opponent": r["opponent"], "deal_pairs": r["deal_pairs"], "win_rate": r["win_rate"],
+                                    "paired": [r["ci_low"], r["ci_high"]], "wilson": [r["wilson_low"], r["wilson_high"]]}
+                                   for r in final],
+                         "curve": curve})
+    return {"config": str(MAIN_CONFIG.relative_to(ROOT)), "runs": runs}
+
+
+def render_training(data: dict[str, Any]) -> str:
+    from agents.stats import verdict as beats
+
+    opponents = [r["opponent"] for r in data["runs"][0]["final"]]
+    lines = [f"Config `{data['config']}`, final model (greedy) against each opponent: win rate, 95% paired CI, "
+             "deal pairs.", "",
+             "| seed | timesteps | training wall time | steps/s | evaluation wall time | "
+             + " | ".join(f"vs `{o}`" for o in opponents) + " |",
+             "|---:|---:|---:|---:|---:|" + "---|" * len(opponents)]
+    for run in data["runs"]:
+        cells = [f"{r['win_rate']:.3f} {_ci(r['paired'])} / {r['deal_pairs']}"
+                 + (" (beats it)" if beats(*r["paired"]) == "yes" else "") for r in run["final"]]
+        lines.append(f"| {run['seed']} | {run['timesteps']:,} | {run['train_wall_s']:.0f} s | {run['steps_per_s']:,.0f} | "
+                     f"{run['eval_wall_s']:.0f} s | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def plot_training(data: dict[str, Any], path: Path) -> None:
+    """The seeds' learning curves, one panel per training-time evaluation opponent."""
+    from matplotlib.figure import Figure
+
+    opponents = list(dict.fromkeys(p["opponent"] for p in data["runs"][0]["curve"]))
+    fig = Figure(figsize=(4.0 * len(opponents), 3.8))
+    axes = fig.subplots(1, len(opponents), sharey=True, squeeze=False)[0]
+    for ax, opponent in zip(axes, opponents):
+        for run in data["runs"]:
+            points = sorted((p["timesteps"], p["win_rate"], *p["paired"]) for p in run["curve"] if p["opponent"] == opponent)
+            x, y, lo, hi = (np.array(v) for v in zip(*points))
+            ax.plot(x, y, marker="o", ms=3, label=f"seed {run['seed']}")
+            ax.fill_between(x, lo, hi, alpha=0.12)
+        ax.axhline(0.5, color="grey", lw=0.8, ls=":")
+        ax.set_title(f"vs {opponent}")
+        ax.set_xlabel("timesteps")
+        ax.set_ylim(0, 1)
+    axes[0].set_ylabel("win rate (95% paired interval)")
+    axes[-1].legend(loc="lower right", fontsize=8)
+    fig.suptitle(f"The main job's learning curves (make main, {len(data['runs'])} seeds)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
 SECTIONS: dict[str, tuple[Callable[..., dict[str, Any]], Callable[[dict[str, Any]], str]]] = {
     "ladder": (run_ladder, render_ladder),
     "counter": (run_counter, render_counter),
@@ -343,7 +419,10 @@ SECTIONS: dict[str, tuple[Callable[..., dict[str, Any]], Callable[[dict[str, Any
     "crossplay": (run_crossplay, render_crossplay),
     "search_speed": (run_search_speed, render_search_speed),
     "champion": (run_champion, render_champion),
+    "training": (run_training, render_training),
 }
+#: sections that also draw a figure from their results: <out>/<section>.png
+FIGURES: dict[str, Callable[[dict[str, Any], Path], None]] = {"budget": plot_budget, "training": plot_training}
 
 
 def _ci(pair: list[float]) -> str:
@@ -437,8 +516,8 @@ def main(argv: list[str] | None = None) -> int:
         data = {"stamp": meta, "results": results}
         (args.out / f"{section}.json").write_text(json.dumps(data, indent=2) + "\n")
         (args.out / f"{section}.md").write_text(render(section, data))
-        if section == "budget":
-            plot_budget(results, args.out / "budget.png")
+        if section in FIGURES:
+            FIGURES[section](results, args.out / f"{section}.png")
         print(render(section, data), flush=True)
     if not args.no_docs and args.out == RESULTS:
         print("docs blocks updated:", ", ".join(write_docs()) or "none")

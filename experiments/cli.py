@@ -346,10 +346,11 @@ def train_command(
 ) -> None:
     """Train from a YAML experiment config (file < --seed < --set): MaskablePPO, PPO on Ray RLlib
     with `backend: rllib`, or jitted PPO on the batch engine against a league with `backend: league`."""
+    from experiments.backends import train_backend
     from experiments.config import load_experiment
+    from experiments.rllib_train import RllibSetupError
     from experiments.final_eval import evaluate_run, print_table
     from experiments.run_dir import load_run_config
-    from experiments.train import train
 
     if config is None and resume is None:
         raise typer.BadParameter("give --config FILE or --resume RUN_DIR", param_hint="--config")
@@ -360,26 +361,12 @@ def train_command(
             param_hint="--resume",
         )
     experiment = None if resume else load_experiment(config, seed, overrides)
-    backend = experiment.backend if experiment is not None else load_run_config(resume).backend
     started = time.perf_counter()
-    if backend == "rllib":
-        from experiments.rllib_train import POLICY_FILE, RllibSetupError, train_rllib
-
-        try:
-            run_dir = train_rllib(experiment, resume=resume, address=address, progress=progress)
-        except RllibSetupError as err:
-            typer.echo(f"error: {err}", err=True)
-            raise typer.Exit(2) from None
-        learner = f"rllib:path={run_dir / POLICY_FILE}"
-    elif backend == "league":
-        from experiments.league.train import POLICY_FILE as LEAGUE_POLICY
-        from experiments.league.train import train_league
-
-        run_dir = train_league(experiment, resume=resume, progress=progress)
-        learner = f"league:path={run_dir / LEAGUE_POLICY}"
-    else:
-        run_dir = train(experiment, resume=resume, progress=progress)
-        learner = None
+    try:
+        run_dir, learner = train_backend(experiment, resume=resume, progress=progress, address=address)
+    except RllibSetupError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
     if evaluate:
         trained = time.perf_counter()
         resolved = load_run_config(run_dir)

@@ -1,5 +1,6 @@
-"""The main job (README, `make main`): `tacocat train --config experiments/configs/ppo_vs_heuristics.yaml
---evaluate`, i.e. train the default config, then evaluate it against the whole ladder.
+"""The main job (README, `make main`): `tacocat train --config experiments/configs/main.yaml
+--evaluate`, i.e. train the default config (league self-play on the batch engine), then
+evaluate it against the whole ladder.
 
 Prints the final table and leaves the run directory (config, logs, learning curve PNG,
 checkpoints, best and final model, final_eval.{json,md}) under runs/. Arguments are those of
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from experiments.cli import app
 
-DEFAULT_CONFIG = Path(__file__).parent / "configs" / "ppo_vs_heuristics.yaml"
+DEFAULT_CONFIG = Path(__file__).parent / "configs" / "main.yaml"
 
 
 def main(argv: list[str] | None = None) -> None:

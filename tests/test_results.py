@@ -68,3 +68,20 @@ def test_a_match_reruns_identically_in_another_process(tmp_path):
         for key in ("wall_s", "games_per_s", "workers"):
             d.pop(key)
     assert json.loads(json.dumps(here)) == other
+
+
+def test_the_training_section_trains_evaluates_and_draws_every_seed(tmp_path, monkeypatch):
+    """`--only training` on the smoke config: a row per seed, its final evaluation, its curve, a PNG."""
+    monkeypatch.setattr(regenerate, "MAIN_CONFIG", ROOT / "experiments" / "configs" / "smoke.yaml")
+    assert regenerate.main(["--only", "training", "--size", "2", "--out", str(tmp_path), "--workers", "1"]) == 0
+    data = json.loads((tmp_path / "training.json").read_text())
+    runs = data["results"]["runs"]
+    assert [r["seed"] for r in runs] == [0, 1]
+    for run in runs:
+        assert run["timesteps"] >= 2048
+        assert [r["opponent"] for r in run["final"]] == ["random", "highcard"]
+        assert {p["opponent"] for p in run["curve"]} == {"random", "highcard"}
+        assert all(r["paired"][0] <= r["win_rate"] <= r["paired"][1] for r in run["final"])
+    assert runs[0]["curve"] != runs[1]["curve"] or runs[0]["final"] != runs[1]["final"], "seeds made the same run"
+    assert (tmp_path / "training.png").stat().st_size > 10_000
+    assert "| 1 | " in (tmp_path / "training.md").read_text()
