@@ -56,14 +56,14 @@ DOCS = ROOT / "docs" / "BENCHMARKS.md"
 SEED = 2026
 
 LADDER = ["random", "highcard", "planner", "counter", "search"]
-#: published sizes (deal pairs); `--scale` multiplies them
-#: (sized to what a shared 2-core machine finishes in about an hour; search games cost 0.2-4 s each)
+#: published sizes (deal pairs; seeds for `training`); `--scale` multiplies them. Each stamp
+#: records its section's wall time; search games cost 0.1-4 s each on an idle core.
 SIZES: dict[str, Any] = {
     "ladder": {"heuristic": 2000, "search": 200},
     "counter": 2000,
-    "belief": 200,
-    "budget": {24: 40, 48: 40, 96: 40, 200: 16, 400: 6, 800: 3},
-    "crossplay": 60,
+    "belief": 1000,
+    "budget": {24: 200, 48: 200, 96: 200, 200: 100, 400: 40, 800: 20},
+    "crossplay": 100,
     "search_speed": 40,
     "training": 3,
     "champion": {"search": 1000, "counter": 1000, "planner": 500, "search:simulations=24": 300,
@@ -71,7 +71,7 @@ SIZES: dict[str, Any] = {
 }
 BELIEF_OPPONENTS = ["counter:sacrifice_rate=0.2"]
 BELIEF_MODES = ["on", "off", "soft"]
-CROSSPLAY = ["random", "highcard", "planner", "counter", "search"]
+CROSSPLAY = ["random", "highcard", "planner", "counter", "search", "champion"]
 
 
 # ---------------------------------------------------------------------------------------
