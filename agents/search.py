@@ -20,8 +20,9 @@ defender had no card that defends", which bounds their remaining cards from abov
 sacrifice by choice break that belief. `belief="on"` samples every world under it, `"off"`
 (the default) never uses it (only the exact lower bound), `"soft"` samples each world under it
 with probability `soft_weight` and without it otherwise (a mixture of the two beliefs). The
-default is `off` because it won more: +0.043 [+0.030, +0.056] over `on` across 1,000 deal pairs
-against an opponent that sacrifices by choice (docs/BENCHMARKS.md).
+default is `off` because it won more: +0.032 [+0.019, +0.044] over `on` across 1,000 deal pairs
+against `counter:sacrifice_rate=0.2`, an opponent that sacrifices by choice, and as much as
+`soft` (docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations
