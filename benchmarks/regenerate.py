@@ -22,7 +22,7 @@ exceeds sampling error), `search_speed` (decisions per second; a timing, machine
 `champion` (the shipped league policy, `make_agent("champion")`, against `search` at 24, 96
 and 200 simulations and the heuristics it trained against; with the model file's metadata and
 SHA-256), `training` (the main job, `make main`, trained and evaluated for three seeds, with
-their learning curves as a PNG; about 25 minutes on an idle 2-core machine).
+their learning curves as a PNG; about 30 minutes on an idle 2-core machine).
 
 Reproducibility promise: the same command at the same commit, on the same machine with the same
 versions (Python, numpy, torch), gives the same numbers (timings and load average aside), for
