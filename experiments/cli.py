@@ -348,8 +348,8 @@ def train_command(
     with `backend: rllib`, or jitted PPO on the batch engine against a league with `backend: league`."""
     from experiments.backends import train_backend
     from experiments.config import load_experiment
-    from experiments.rllib_train import RllibSetupError
     from experiments.final_eval import evaluate_run, print_table
+    from experiments.rllib_train import RllibSetupError
     from experiments.run_dir import load_run_config
 
     if config is None and resume is None:

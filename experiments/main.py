@@ -3,7 +3,7 @@
 evaluate it against the whole ladder.
 
 Prints the final table and leaves the run directory (config, logs, learning curve PNG,
-checkpoints, best and final model, final_eval.{json,md}) under runs/. Arguments are those of
+checkpoints, the trained policy, final_eval.{json,md}) under runs/. Arguments are those of
 `tacocat train` (`--seed 1`, `--set key=value`, `--config other.yaml`); the command line
 parser is the CLI's, the only one.
 """
@@ -13,12 +13,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from experiments.cli import app
-
 DEFAULT_CONFIG = Path(__file__).parent / "configs" / "main.yaml"
 
 
 def main(argv: list[str] | None = None) -> None:
+    # imported here, so that importing DEFAULT_CONFIG (benchmarks.regenerate) loads no CLI
+    from experiments.cli import app
+
     args = sys.argv[1:] if argv is None else argv
     if "--config" not in args:
         args = ["--config", str(DEFAULT_CONFIG), *args]

@@ -27,7 +27,8 @@ class NotPortedError(ValueError):
 
 
 def check_ported(spec: str) -> tuple[str, Agent]:
-    """(name, parameter texts) of a spec the league can play as a JAX port; NotPortedError else."""
+    """(name, the Python agent it builds) of a spec the league can play as a JAX port;
+    NotPortedError else. The agent carries the parameters, defaults included."""
     name, params = parse_spec(spec)
     if name not in PORTED:
         raise NotPortedError(f"agent {name!r} has no JAX port; the league's opponents can be {', '.join(PORTED)}")
