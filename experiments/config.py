@@ -1,7 +1,9 @@
 """The typed experiment config of `tacocat train` (one YAML file per experiment).
 
-Precedence: the YAML file < `--seed` < `--set key=value` overrides (dotted keys reach nested
-fields: `--set algo.learning_rate=1e-3`). Unknown keys and wrong types are errors that name
+A file may build on another: `base_config: league.yaml` takes that experiment's values and
+lays the file's own over them (`read_experiment`). Precedence: the base < the YAML file <
+`--seed` < `--set key=value` overrides (dotted keys reach nested fields:
+`--set algo.learning_rate=1e-3`). Unknown keys and wrong types are errors that name
 the key. The resolved config is saved in every run directory, so a run reruns from it.
 """
 
@@ -303,14 +305,51 @@ def set_field(data: dict[str, Any], path: list[str], value: Any, what: str) -> N
     node[path[-1]] = value
 
 
-def load_experiment(path: str | Path, seed: int | None = None, overrides: list[str] | None = None) -> ExperimentConfig:
-    """Read a YAML experiment, then apply `seed` and `--set` overrides, then validate."""
+#: the key of an experiment YAML that names the experiment it builds on (see `read_experiment`)
+BASE_KEY = "base_config"
+
+
+def merged(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """`base` with `changes` laid over it: sections (mappings) merge key by key, any other
+    value (a number, a list of opponents, ...) replaces the base's."""
+    out = dict(base)
+    for key, value in changes.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merged(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def read_experiment(path: str | Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """An experiment YAML as plain data, unvalidated. A file with `base_config: other.yaml`
+    (relative to the file) states only what differs from that experiment: its values are laid
+    over the base's (`merged`), bases of bases included; a cycle is an error."""
+    path = Path(path)
     try:
-        data = yaml.safe_load(Path(path).read_text())
+        data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as err:
         raise ValueError(f"{path}: not valid YAML ({' '.join(str(err).split())})") from None
+    except OSError as err:
+        raise ValueError(f"{path}: cannot read the experiment config ({err.strerror})") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: an experiment config must be a YAML mapping")
+    base = data.pop(BASE_KEY, None)
+    if base is None:
+        return data
+    if not isinstance(base, str) or not base.strip():
+        raise ValueError(f"{path}: {BASE_KEY} must name an experiment YAML, got {base!r}")
+    base_path = path.parent / base
+    chain = (*_seen, path.resolve())
+    if base_path.resolve() in chain:
+        raise ValueError(f"{path}: {BASE_KEY} {base!r} makes a cycle ({' -> '.join(p.name for p in chain)} -> {base_path.name})")
+    return merged(read_experiment(base_path, chain), data)
+
+
+def load_experiment(path: str | Path, seed: int | None = None, overrides: list[str] | None = None) -> ExperimentConfig:
+    """Read a YAML experiment (`read_experiment`: with its base's values, if it names one),
+    then apply `seed` and `--set` overrides, then validate."""
+    data = read_experiment(path)
     if seed is not None:
         data["seed"] = seed
     return ExperimentConfig(**apply_overrides(data, overrides or []))

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from experiments.config import ExperimentConfig, set_field
+from experiments.config import ExperimentConfig, read_experiment, set_field
 
 
 class _Strict(BaseModel):
@@ -217,10 +217,7 @@ def load_tune(path: str | Path, study: str | None = None, storage: str | None = 
         tune = TuneConfig(**data)
     except ValidationError as err:
         raise ValueError(f"{path}: {_one_line(err)}") from None
-    base_path = path.parent / tune.base_config
-    base = yaml.safe_load(base_path.read_text())
-    if not isinstance(base, dict):
-        raise ValueError(f"{base_path}: an experiment config must be a YAML mapping")
+    base = read_experiment(path.parent / tune.base_config)
     setup = TuneSetup(tune, base, str(path))
     setup.check()
     return setup

@@ -130,6 +130,39 @@ def test_set_overrides_beat_the_file(tmp_path):
     assert load_experiment(SMOKE, seed=4).seed == 4
 
 
+def test_a_config_builds_on_its_base_config(tmp_path):
+    """`base_config`: sections merge key by key, lists and numbers replace, bases chain."""
+    (tmp_path / "base.yaml").write_text(SMOKE.read_text())
+    (tmp_path / "mid.yaml").write_text("base_config: base.yaml\nname: mid\nalgo: {learning_rate: 0.002}\n")
+    (tmp_path / "top.yaml").write_text("base_config: mid.yaml\nname: top\nopponents: [{agent: planner}]\n")
+    base, top = load_experiment(SMOKE), load_experiment(tmp_path / "top.yaml")
+    assert top.name == "top" and top.algo.learning_rate == 0.002
+    assert [o.agent for o in top.opponents] == ["planner"]
+    assert top.algo.n_steps == base.algo.n_steps and top.total_timesteps == base.total_timesteps
+    assert top.model_copy(update={"name": base.name, "algo": base.algo, "opponents": base.opponents}) == base
+    assert load_experiment(tmp_path / "top.yaml", overrides=["algo.learning_rate=0.003"]).algo.learning_rate == 0.003
+
+
+def test_the_main_job_is_the_league_config_with_its_own_budget_and_evaluation():
+    configs = ROOT / "experiments" / "configs"
+    main, league = load_experiment(configs / "main.yaml"), load_experiment(configs / "league.yaml")
+    assert main.total_timesteps < league.total_timesteps and main.eval != league.eval
+    assert main.model_copy(update={k: getattr(league, k) for k in ("name", "total_timesteps", "eval",
+                                                                   "checkpoint_every")}) == league
+
+
+@pytest.mark.parametrize("text, error", [
+    ("base_config: missing.yaml\nname: x\n", "missing.yaml: cannot read"),
+    ("base_config: self.yaml\nname: x\n", "makes a cycle"),
+    ("base_config: [a, b]\nname: x\n", "base_config must name an experiment YAML"),
+])
+def test_a_bad_base_config_is_one_clear_error(tmp_path, text, error):
+    path = tmp_path / "self.yaml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=error):
+        load_experiment(path)
+
+
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory) -> Path:
     return train(smoke_config(tmp_path_factory.mktemp("runs")), progress=False)
