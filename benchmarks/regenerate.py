@@ -149,14 +149,9 @@ def run_ladder(pairs: dict[str, int], workers: int) -> dict[str, Any]:
 
 
 def render_ladder(data: dict[str, Any]) -> str:
-    from agents.stats import verdict as beats
-
-    lines = ["| upper rung | lower rung | deal pairs | upper's win rate | 95% paired CI | 95% Wilson CI | strictly above? |",
-             "|---|---|---:|---:|---|---|---|"]
-    for r in data["rows"]:
-        lines.append(f"| `{r['upper']}` | `{r['lower']}` | {r['deal_pairs']} | {r['win_rate']:.3f} | "
-                     f"{_ci(r['paired'])} | {_ci(r['wilson'])} | {beats(*r['paired'])} |")
-    return "\n".join(lines)
+    return "\n".join(_match_table({"upper rung": "---", "lower rung": "---"}, data["rows"],
+                                   lambda r: [f"`{r['upper']}`", f"`{r['lower']}`"], "upper's win rate",
+                                   verdict="strictly above?"))
 
 
 def run_counter(pairs: int, workers: int) -> dict[str, Any]:
@@ -172,11 +167,8 @@ def run_counter(pairs: int, workers: int) -> dict[str, Any]:
 
 
 def render_counter(data: dict[str, Any]) -> str:
-    lines = ["| A | B | deal pairs | A's win rate | 95% paired CI | 95% Wilson CI |", "|---|---|---:|---:|---|---|"]
-    for r in data["rows"]:
-        lines.append(f"| `{r['a']}` | `{r['b']}` | {r['deal_pairs']} | {r['win_rate']:.3f} | "
-                     f"{_ci(r['paired'])} | {_ci(r['wilson'])} |")
-    return "\n".join(lines)
+    return "\n".join(_match_table({"A": "---", "B": "---"}, data["rows"], lambda r: [f"`{r['a']}`", f"`{r['b']}`"],
+                                   "A's win rate"))
 
 
 def run_belief(pairs: int, workers: int) -> dict[str, Any]:
@@ -195,11 +187,8 @@ def run_belief(pairs: int, workers: int) -> dict[str, Any]:
 
 
 def render_belief(data: dict[str, Any]) -> str:
-    lines = ["| opponent | belief | deal pairs | search's win rate | 95% paired CI | 95% Wilson CI |",
-             "|---|---|---:|---:|---|---|"]
-    for r in data["rows"]:
-        lines.append(f"| `{r['opponent']}` | {r['belief']} | {r['deal_pairs']} | {r['win_rate']:.3f} | "
-                     f"{_ci(r['paired'])} | {_ci(r['wilson'])} |")
+    lines = _match_table({"opponent": "---", "belief": "---"}, data["rows"],
+                         lambda r: [f"`{r['opponent']}`", r["belief"]], "search's win rate")
     lines += ["", "| opponent | difference (same deals) | mean | 95% paired CI |", "|---|---|---:|---|"]
     for d in data["differences"]:
         lines.append(f"| `{d['opponent']}` | {d['versus']} | {d['mean']:+.3f} | [{d['low']:+.3f}, {d['high']:+.3f}] |")
@@ -220,11 +209,8 @@ def run_budget(pairs: dict[int, int], workers: int) -> dict[str, Any]:
 
 
 def render_budget(data: dict[str, Any]) -> str:
-    lines = ["| simulations | opponent | deal pairs | win rate | 95% paired CI | 95% Wilson CI |", "|---:|---|---:|---:|---|---|"]
-    for r in data["rows"]:
-        lines.append(f"| {r['simulations']} | `{r['opponent']}` | {r['deal_pairs']} | {r['win_rate']:.3f} | "
-                     f"{_ci(r['paired'])} | {_ci(r['wilson'])} |")
-    return "\n".join(lines)
+    return "\n".join(_match_table({"simulations": "---:", "opponent": "---"}, data["rows"],
+                                   lambda r: [str(r["simulations"]), f"`{r['opponent']}`"], "win rate"))
 
 
 def plot_budget(data: dict[str, Any], path: Path) -> None:
@@ -326,17 +312,11 @@ def run_champion(pairs: dict[str, int], workers: int) -> dict[str, Any]:
 
 
 def render_champion(data: dict[str, Any]) -> str:
-    from agents.stats import verdict as beats
-
     model = data["model"]
-    lines = [f"Model `{model['file']}` (SHA-256 `{model['sha256'][:16]}…`): experiment `{model['experiment']}`, "
-             f"seed {model['seed']}, {model['timesteps']:,} env steps.", "",
-             "| opponent | deal pairs | champion's win rate | 95% paired CI | 95% Wilson CI | beats it? |",
-             "|---|---:|---:|---|---|---|"]
-    for r in data["rows"]:
-        lines.append(f"| `{r['opponent']}` | {r['deal_pairs']} | {r['win_rate']:.3f} | {_ci(r['paired'])} | "
-                     f"{_ci(r['wilson'])} | {beats(*r['paired'])} |")
-    return "\n".join(lines)
+    return "\n".join([f"Model `{model['file']}` (SHA-256 `{model['sha256'][:16]}…`): experiment `{model['experiment']}`, "
+                      f"seed {model['seed']}, {model['timesteps']:,} env steps.", "",
+                      *_match_table({"opponent": "---"}, data["rows"], lambda r: [f"`{r['opponent']}`"],
+                                    "champion's win rate", verdict="beats it?")])
 
 
 def run_training(seeds: int, workers: int) -> dict[str, Any]:
@@ -427,6 +407,23 @@ FIGURES: dict[str, Callable[[dict[str, Any], Path], None]] = {"budget": plot_bud
 
 def _ci(pair: list[float]) -> str:
     return f"[{pair[0]:.3f}, {pair[1]:.3f}]"
+
+
+def _match_table(labels: dict[str, str], rows: list[dict[str, Any]], label_cells: Callable[[dict[str, Any]], list[str]],
+                 rate: str, verdict: str | None = None) -> list[str]:
+    """The markdown lines of a table of matches (`_interval` rows): the label columns
+    (`labels`: header -> alignment, `label_cells`: a row's cells), then deal pairs, the win rate
+    (headed `rate`), the paired and Wilson intervals and, headed `verdict` if given, whether
+    the paired interval lies above 0.5. The one layout of every match table in BENCHMARKS."""
+    from agents.stats import verdict as beats
+
+    header = [*labels, "deal pairs", rate, "95% paired CI", "95% Wilson CI", *([verdict] if verdict else [])]
+    align = [*labels.values(), "---:", "---:", "---", "---", *(["---"] if verdict else [])]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    for r in rows:
+        cells = [*label_cells(r), str(r["deal_pairs"]), f"{r['win_rate']:.3f}", _ci(r["paired"]), _ci(r["wilson"])]
+        lines.append("| " + " | ".join(cells + ([beats(*r["paired"])] if verdict else [])) + " |")
+    return lines
 
 
 def render(section: str, data: dict[str, Any]) -> str:
