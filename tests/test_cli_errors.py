@@ -113,4 +113,4 @@ def test_module_entry_points_print_one_line_too(tmp_path):
         proc = subprocess.run([sys.executable, "-m", *entry, "--config", str(tmp_path / "missing.yaml")],
                               cwd=ROOT, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
-        assert proc.stderr.strip().splitlines() == [f"error: [Errno 2] No such file or directory: '{tmp_path / 'missing.yaml'}'"]
+        assert proc.stderr.strip().splitlines() == [f"error: {tmp_path / 'missing.yaml'}: cannot read the experiment config (No such file or directory)"]
