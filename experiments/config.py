@@ -144,6 +144,10 @@ class LeagueConfig(_Strict):
                                "compiles several times faster, runs slower (smoke runs)")
     anneal_lr: bool = Field(default=False, description="decay algo.learning_rate linearly to 0 over "
                             "total_timesteps (CleanRL's anneal_lr)")
+    privileged_critic: bool = Field(
+        default=False, description="the critic, used only in training, also reads the opponent's observation "
+        "(their hand included): an asymmetric actor-critic. The actor, the policy that plays and is exported, "
+        "reads only its own observation (R7.3)")
 
 
 class ExperimentConfig(_Strict):

@@ -82,7 +82,8 @@ def _trajectory(learner_turn, reward, done, values):
     t = len(reward)
     return Transition(obs=jnp.zeros((t, 1, 1)), mask=jnp.ones((t, 1, 1), bool), action=jnp.zeros((t, 1), jnp.int32),
                       log_prob=jnp.zeros((t, 1)), value=col(values, jnp.float32), reward=col(reward, jnp.float32),
-                      done=col(done, bool), learner_turn=col(learner_turn, bool))
+                      done=col(done, bool), learner_turn=col(learner_turn, bool),
+                      critic_extra=jnp.zeros((t, 1, 0)))
 
 
 def test_rewards_between_learner_decisions_are_summed_and_games_cut_the_bootstrap() -> None:
@@ -172,7 +173,7 @@ def _observations(count: int) -> tuple[np.ndarray, list[AgentInput]]:
 def test_numpy_forward_equals_jax_forward(smoke_run: Path) -> None:
     from experiments.league.network import input_scale, mlp
     from experiments.league.train import SnapshotPool, build, load_checkpoint
-    from experiments.league.ppo import init_runner
+    from experiments.league.ppo import critic_extra, init_runner
 
     config = load_experiment(smoke_run / "config.yaml")
     env, settings, _ = build(config)
@@ -205,7 +206,11 @@ def test_the_league_agent_plays_a_match_without_jax(smoke_run: Path) -> None:
 
 def test_the_league_agent_sees_only_its_observation(smoke_run: Path) -> None:
     """R7.3: re-dealing everything the player cannot see changes none of its decisions."""
-    agent = make_agent(f"league:path={smoke_run / 'policy.npz'}", deterministic=False)
+    _assert_decisions_ignore_hidden_cards(smoke_run / "policy.npz")
+
+
+def _assert_decisions_ignore_hidden_cards(policy: Path) -> None:
+    agent = make_agent(f"league:path={policy}", deterministic=False)
     rng = np.random.default_rng(3)
     checked = 0
     for seed in range(6):
@@ -219,6 +224,40 @@ def test_the_league_agent_sees_only_its_observation(smoke_run: Path) -> None:
             assert choices[0] == choices[1]
             checked += 1
     assert checked > 100
+
+
+def test_the_privileged_critic_reads_the_opponents_observation_and_the_actor_does_not(tmp_path: Path) -> None:
+    """`league.privileged_critic`: the critic's first layer takes both players' observations
+    (so its value moves when only the opponent's hidden cards change), the actor's and the
+    exported policy's only the learner's own, and the exported agent still ignores every hidden
+    card (R7.3)."""
+    from experiments.league.network import value
+    from experiments.league.ppo import critic_extra, init_runner
+    from experiments.league.train import build, train_league
+
+    config = load_experiment(SMOKE, overrides=[f"run_root={tmp_path}", "league.privileged_critic=true",
+                                               "total_timesteps=256", "checkpoint_every=256", "eval.every=256"])
+    env, settings, _ = build(config)
+    obs_size = env.observation_shape[0]
+    params = init_runner(env, settings, jax.random.key(0)).params
+    assert params["actor"][0][0].shape[0] == obs_size and params["critic"][0][0].shape[0] == 2 * obs_size
+    # the critic's input at a learner decision: own observation, then critic_extra (the opponent's)
+    observe, scale, rng, moved = jax.vmap(env.observe), jnp.ones(obs_size), np.random.default_rng(5), 0
+    for state in sample_states(1, every=5):
+        player = state.current_player
+        batch = env.from_games([state, resample_hidden(state, player, rng)])
+        own = observe(batch, jnp.full(2, player))
+        np.testing.assert_array_equal(own[0], own[1])  # the actor's input: unchanged
+        other = jnp.full(2, 1 - player)
+        assert critic_extra(observe, batch, other, scale, False).shape == (2, 0)
+        values = value(params["critic"], jnp.concatenate([own, critic_extra(observe, batch, other, scale, True)], -1),
+                       settings.activation)
+        moved += bool(values[0] != values[1])
+    assert moved > 0
+    run = train_league(config, progress=False)
+    with np.load(run / "policy.npz", allow_pickle=False) as exported:
+        assert exported["layer_0_weight"].shape[1] == obs_size
+    _assert_decisions_ignore_hidden_cards(run / "policy.npz")
 
 
 def test_a_policy_file_for_other_rules_or_sizes_is_refused(smoke_run: Path, tmp_path: Path) -> None:

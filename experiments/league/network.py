@@ -34,10 +34,13 @@ def init_mlp(key: jax.Array, sizes: list[int], last_gain: float) -> list[tuple[j
     return layers
 
 
-def init_params(key: jax.Array, obs_size: int, n_actions: int, hidden: list[int]) -> Params:
+def init_params(key: jax.Array, obs_size: int, n_actions: int, hidden: list[int],
+                critic_size: int | None = None) -> Params:
+    """Actor (`obs_size` inputs) and critic (`critic_size` inputs, default `obs_size`; twice
+    that for the privileged critic, which also reads the opponent's observation)."""
     actor_key, critic_key = jax.random.split(key)
     return {"actor": init_mlp(actor_key, [obs_size, *hidden, n_actions], 0.01),
-            "critic": init_mlp(critic_key, [obs_size, *hidden, 1], 1.0)}
+            "critic": init_mlp(critic_key, [critic_size or obs_size, *hidden, 1], 1.0)}
 
 
 def mlp(layers: list[tuple[jax.Array, jax.Array]], x: jax.Array, activation: str) -> jax.Array:

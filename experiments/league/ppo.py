@@ -56,6 +56,7 @@ class PPOSettings:
     activation: str
     learner_seat: str  # "alternate" or "random"
     anneal_updates: int = 0  # gradient steps over which the learning rate decays linearly to 0 (0: constant)
+    privileged_critic: bool = False  # the critic also reads the opponent's observation (training only)
 
 
 class Runner(NamedTuple):
@@ -78,6 +79,17 @@ class Transition(NamedTuple):
     reward: jax.Array  # the learner's reward of this step
     done: jax.Array  # the game ended at this step (the next row state is a new game)
     learner_turn: jax.Array
+    critic_extra: jax.Array  # what the critic reads besides `obs`: the opponent's scaled observation, or width 0
+
+
+def critic_extra(observe: Callable, state: Any, other: jax.Array, scale: jax.Array, privileged: bool) -> jax.Array:
+    """What the critic reads besides the learner's observation: with the privileged critic,
+    player `other`'s (scaled) observation, their hand included (an asymmetric actor-critic; the
+    actor, which is what plays and is exported, never reads it: R7.3); otherwise nothing (width
+    0). `observe` is the batch env's `observe`, vmapped over rows."""
+    if privileged:
+        return observe(state, other) * scale
+    return jnp.zeros((*other.shape, 0), jnp.float32)
 
 
 def make_optimizer(s: PPOSettings) -> optax.GradientTransformation:
@@ -88,7 +100,8 @@ def make_optimizer(s: PPOSettings) -> optax.GradientTransformation:
 def init_runner(env: Any, s: PPOSettings, key: jax.Array) -> Runner:
     params_key, env_key, key = jax.random.split(key, 3)
     obs_size, n_actions = env.observation_shape[0], env.num_actions
-    params = init_params(params_key, obs_size, n_actions, list(s.hidden))
+    critic_size = 2 * obs_size if s.privileged_critic else obs_size
+    params = init_params(params_key, obs_size, n_actions, list(s.hidden), critic_size)
     env_state = jax.vmap(env.init)(jax.random.split(env_key, s.n_envs))
     seat = (jnp.arange(s.n_envs) % 2).astype(jnp.int32)  # half the rows start as player_0, half as player_1
     floor = jnp.zeros((s.n_envs, 2), jnp.int32)
@@ -140,6 +153,9 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
     scale = jnp.asarray(obs_scale)
     n_minibatches = s.n_envs * s.n_steps // s.minibatch_size
 
+    def critic_value(critic: list, obs: jax.Array, extra: jax.Array) -> jax.Array:
+        return value(critic, jnp.concatenate([obs, extra], axis=-1), s.activation)
+
     def opponent_actions(pool: Params, snapshot_ids: jax.Array, obs: jax.Array, net_obs: jax.Array,
                          mask: jax.Array, opponent_floor: jax.Array, learner_action: jax.Array,
                          key: jax.Array) -> jax.Array:
@@ -168,6 +184,7 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         logits = masked_logits(params["actor"], net_obs, mask, s.activation)
         learner_action, log_prob = sample(act_key, logits)
         actor = state.current_player
+        extra = critic_extra(observe, state, 1 - actor, scale, s.privileged_critic)  # at the learner's decisions: the opponent's
         learner_turn = actor == seat
         opp_action = opponent_actions(pool, snapshot_ids, obs, net_obs, mask, floor[rows, 1 - actor], learner_action,
                                       opp_key)
@@ -183,8 +200,8 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         else:
             next_seat = jax.random.bernoulli(seat_key, 0.5, seat.shape).astype(jnp.int32)
         seat = jnp.where(done, next_seat, seat)
-        transition = Transition(net_obs, mask, learner_action, log_prob, value(params["critic"], net_obs, s.activation),
-                                reward, done, learner_turn)
+        transition = Transition(net_obs, mask, learner_action, log_prob, critic_value(params["critic"], net_obs, extra),
+                                reward, done, learner_turn, extra)
         return (params, pool, snapshot_ids, state, seat, floor, key), (transition, done, won)
 
     # -- 2. credit (learner_advantages, above) and 3. update -------------------------------
@@ -202,7 +219,7 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         adv_mean = wmean(adv)
         adv = (adv - adv_mean) / (jnp.sqrt(wmean((adv - adv_mean) ** 2)) + 1e-8)
         policy_loss = wmean(jnp.maximum(-adv * ratio, -adv * jnp.clip(ratio, 1 - s.clip_range, 1 + s.clip_range)))
-        value_loss = 0.5 * wmean((value(params["critic"], batch.obs, s.activation) - ret) ** 2)
+        value_loss = 0.5 * wmean((critic_value(params["critic"], batch.obs, batch.critic_extra) - ret) ** 2)
         entropy = wmean(-(jnp.exp(log_probs) * log_probs).sum(-1))
         loss = policy_loss + s.vf_coef * value_loss - s.ent_coef * entropy
         approx_kl = wmean((ratio - 1) - jnp.log(ratio))
@@ -216,14 +233,14 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
 
     def update_epoch(carry: tuple, key: jax.Array, data: tuple) -> tuple[tuple, dict]:
         order = jax.random.permutation(key, s.n_envs * s.n_steps)
-        shuffled = jax.tree.map(lambda x: x[order].reshape(n_minibatches, -1, *x.shape[1:]), data)
+        shuffled = jax.tree.map(lambda x: x[order].reshape(n_minibatches, s.minibatch_size, *x.shape[1:]), data)
         return jax.lax.scan(update_minibatch, carry, shuffled)
 
     def iteration(runner: Runner, pool: Params, snapshot_ids: jax.Array) -> tuple[Runner, dict[str, jax.Array]]:
         params, opt_state, state, seat, floor, key = runner
         carry = (params, pool, snapshot_ids, state, seat, floor, key)
         (_, _, _, state, seat, floor, key), (traj, done, won) = jax.lax.scan(env_step, carry, None, length=s.n_steps)
-        last_value = value(params["critic"], observe(state, seat) * scale, s.activation)
+        last_value = critic_value(params["critic"], observe(state, seat) * scale, critic_extra(observe, state, 1 - seat, scale, s.privileged_critic))
         adv = learner_advantages(traj, last_value, s.gamma, s.gae_lambda)
         ret = adv + traj.value
         flat = jax.tree.map(lambda x: x.reshape(s.n_envs * s.n_steps, *x.shape[2:]), (traj, adv, ret))
