@@ -173,7 +173,7 @@ def _observations(count: int) -> tuple[np.ndarray, list[AgentInput]]:
 def test_numpy_forward_equals_jax_forward(smoke_run: Path) -> None:
     from experiments.league.network import input_scale, mlp
     from experiments.league.train import SnapshotPool, build, load_checkpoint
-    from experiments.league.ppo import critic_extra, init_runner
+    from experiments.league.ppo import init_runner
 
     config = load_experiment(smoke_run / "config.yaml")
     env, settings, _ = build(config)

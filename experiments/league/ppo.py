@@ -240,7 +240,8 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         params, opt_state, state, seat, floor, key = runner
         carry = (params, pool, snapshot_ids, state, seat, floor, key)
         (_, _, _, state, seat, floor, key), (traj, done, won) = jax.lax.scan(env_step, carry, None, length=s.n_steps)
-        last_value = critic_value(params["critic"], observe(state, seat) * scale, critic_extra(observe, state, 1 - seat, scale, s.privileged_critic))
+        last_extra = critic_extra(observe, state, 1 - seat, scale, s.privileged_critic)
+        last_value = critic_value(params["critic"], observe(state, seat) * scale, last_extra)
         adv = learner_advantages(traj, last_value, s.gamma, s.gae_lambda)
         ret = adv + traj.value
         flat = jax.tree.map(lambda x: x.reshape(s.n_envs * s.n_steps, *x.shape[2:]), (traj, adv, ret))
