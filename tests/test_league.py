@@ -231,8 +231,7 @@ def test_the_privileged_critic_reads_the_opponents_observation_and_the_actor_doe
     (so its value moves when only the opponent's hidden cards change), the actor's and the
     exported policy's only the learner's own, and the exported agent still ignores every hidden
     card (R7.3)."""
-    from experiments.league.network import value
-    from experiments.league.ppo import critic_extra, init_runner
+    from experiments.league.ppo import critic_extra, critic_value, init_runner
     from experiments.league.train import build, train_league
 
     config = load_experiment(SMOKE, overrides=[f"run_root={tmp_path}", "league.privileged_critic=true",
@@ -250,8 +249,8 @@ def test_the_privileged_critic_reads_the_opponents_observation_and_the_actor_doe
         np.testing.assert_array_equal(own[0], own[1])  # the actor's input: unchanged
         other = jnp.full(2, 1 - player)
         assert critic_extra(observe, batch, other, scale, False).shape == (2, 0)
-        values = value(params["critic"], jnp.concatenate([own, critic_extra(observe, batch, other, scale, True)], -1),
-                       settings.activation)
+        values = critic_value(params["critic"], own, critic_extra(observe, batch, other, scale, True),
+                              settings.activation)
         moved += bool(values[0] != values[1])
     assert moved > 0
     run = train_league(config, progress=False)

@@ -92,6 +92,11 @@ def critic_extra(observe: Callable, state: Any, other: jax.Array, scale: jax.Arr
     return jnp.zeros((*other.shape, 0), jnp.float32)
 
 
+def critic_value(critic: list, obs: jax.Array, extra: jax.Array, activation: str) -> jax.Array:
+    """The critic's value of the learner's scaled observation `obs` and its `critic_extra`."""
+    return value(critic, jnp.concatenate([obs, extra], axis=-1), activation)
+
+
 def make_optimizer(s: PPOSettings) -> optax.GradientTransformation:
     rate = optax.linear_schedule(s.learning_rate, 0.0, s.anneal_updates) if s.anneal_updates else s.learning_rate
     return optax.chain(optax.clip_by_global_norm(s.max_grad_norm), optax.adam(rate, eps=1e-5))
@@ -153,9 +158,6 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
     scale = jnp.asarray(obs_scale)
     n_minibatches = s.n_envs * s.n_steps // s.minibatch_size
 
-    def critic_value(critic: list, obs: jax.Array, extra: jax.Array) -> jax.Array:
-        return value(critic, jnp.concatenate([obs, extra], axis=-1), s.activation)
-
     def opponent_actions(pool: Params, snapshot_ids: jax.Array, obs: jax.Array, net_obs: jax.Array,
                          mask: jax.Array, opponent_floor: jax.Array, learner_action: jax.Array,
                          key: jax.Array) -> jax.Array:
@@ -184,7 +186,8 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         logits = masked_logits(params["actor"], net_obs, mask, s.activation)
         learner_action, log_prob = sample(act_key, logits)
         actor = state.current_player
-        extra = critic_extra(observe, state, 1 - actor, scale, s.privileged_critic)  # at the learner's decisions: the opponent's
+        # at the learner's decisions: the opponent's observation (privileged critic)
+        extra = critic_extra(observe, state, 1 - actor, scale, s.privileged_critic)
         learner_turn = actor == seat
         opp_action = opponent_actions(pool, snapshot_ids, obs, net_obs, mask, floor[rows, 1 - actor], learner_action,
                                       opp_key)
@@ -200,8 +203,8 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         else:
             next_seat = jax.random.bernoulli(seat_key, 0.5, seat.shape).astype(jnp.int32)
         seat = jnp.where(done, next_seat, seat)
-        transition = Transition(net_obs, mask, learner_action, log_prob, critic_value(params["critic"], net_obs, extra),
-                                reward, done, learner_turn, extra)
+        learner_value = critic_value(params["critic"], net_obs, extra, s.activation)
+        transition = Transition(net_obs, mask, learner_action, log_prob, learner_value, reward, done, learner_turn, extra)
         return (params, pool, snapshot_ids, state, seat, floor, key), (transition, done, won)
 
     # -- 2. credit (learner_advantages, above) and 3. update -------------------------------
@@ -219,7 +222,8 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         adv_mean = wmean(adv)
         adv = (adv - adv_mean) / (jnp.sqrt(wmean((adv - adv_mean) ** 2)) + 1e-8)
         policy_loss = wmean(jnp.maximum(-adv * ratio, -adv * jnp.clip(ratio, 1 - s.clip_range, 1 + s.clip_range)))
-        value_loss = 0.5 * wmean((critic_value(params["critic"], batch.obs, batch.critic_extra) - ret) ** 2)
+        values = critic_value(params["critic"], batch.obs, batch.critic_extra, s.activation)
+        value_loss = 0.5 * wmean((values - ret) ** 2)
         entropy = wmean(-(jnp.exp(log_probs) * log_probs).sum(-1))
         loss = policy_loss + s.vf_coef * value_loss - s.ent_coef * entropy
         approx_kl = wmean((ratio - 1) - jnp.log(ratio))
@@ -241,7 +245,7 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         carry = (params, pool, snapshot_ids, state, seat, floor, key)
         (_, _, _, state, seat, floor, key), (traj, done, won) = jax.lax.scan(env_step, carry, None, length=s.n_steps)
         last_extra = critic_extra(observe, state, 1 - seat, scale, s.privileged_critic)
-        last_value = critic_value(params["critic"], observe(state, seat) * scale, last_extra)
+        last_value = critic_value(params["critic"], observe(state, seat) * scale, last_extra, s.activation)
         adv = learner_advantages(traj, last_value, s.gamma, s.gae_lambda)
         ret = adv + traj.value
         flat = jax.tree.map(lambda x: x.reshape(s.n_envs * s.n_steps, *x.shape[2:]), (traj, adv, ret))
