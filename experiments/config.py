@@ -9,6 +9,7 @@ the key. The resolved config is saved in every run directory, so a run reruns fr
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -148,6 +149,11 @@ class LeagueConfig(_Strict):
         default=False, description="the critic, used only in training, also reads the opponent's observation "
         "(their hand included): an asymmetric actor-critic. The actor, the policy that plays and is exported, "
         "reads only its own observation (R7.3)")
+    decision_share: float = Field(
+        default=1.0, gt=0, le=1, description="the update's room for the learner's decisions, as a share of each "
+        "minibatch's env steps: below 1 the update reads only the learner's decisions (the opponent's steps weigh "
+        "0 anyway) and runs that much faster; a rollout with more decisions than the room drops the excess at "
+        "random (progress.csv: decisions_dropped). 1: every env step, as before")
 
 
 class ExperimentConfig(_Strict):
@@ -247,6 +253,10 @@ class ExperimentConfig(_Strict):
             raise ValueError(f"algo.batch_size: a rollout of n_envs x n_steps = {rollout} steps does not split into "
                              f"minibatches of {self.algo.batch_size} (choose a divisor of {rollout})")
         league = self.league
+        if league.decision_share < 1 and math.ceil(league.decision_share * self.algo.batch_size) < 2:
+            raise ValueError(f"league.decision_share: {league.decision_share} x algo.batch_size "
+                             f"{self.algo.batch_size} leaves minibatches of fewer than 2 decisions "
+                             "(their normalised advantage is NaN)")
         split_rows(self.n_envs, league.selfplay_weight, league.snapshot_weight, league.snapshot_slots,
                    [o.weight for o in self.opponents])
         return self

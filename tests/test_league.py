@@ -47,6 +47,9 @@ LARGE = ROOT / "experiments" / "configs" / "league.yaml"
     (["backend=sb3"], "the `league` section only applies with backend: league"),
     (["league.sampling=best"], "league.sampling"),
     (["selfplay={snapshot_every: 100}"], "the `selfplay` section is SB3's"),
+    (["league.decision_share=0"], "league.decision_share"),
+    (["league.decision_share=1.5"], "league.decision_share"),
+    (["league.decision_share=0.001"], "leaves minibatches of fewer than 2 decisions"),
 ])
 def test_bad_league_configs_fail_at_validation(overrides: list[str], fragment: str) -> None:
     with pytest.raises(ValidationError, match=fragment.replace("(", r"\(").replace("[", r"\[")):
@@ -99,6 +102,50 @@ def test_rewards_between_learner_decisions_are_summed_and_games_cut_the_bootstra
     first_delta = 0.25 + gamma * 0.2 - 0.5
     first = first_delta + gamma * lam * second
     np.testing.assert_allclose(adv, [first, 0, 0, second, 0, last], rtol=1e-6)
+
+
+@pytest.mark.parametrize("share, slots", [(0.3, 40), (0.6, 40), (0.9, 100)])
+def test_packing_keeps_the_learner_decisions_and_only_them(share: float, slots: int) -> None:
+    """`pack_learner_decisions`: every learner decision once, padding with weight 0, and only
+    what does not fit dropped (counted)."""
+    from experiments.league.ppo import pack_learner_decisions
+
+    n = 100
+    learner = np.random.default_rng(int(share * 10)).random(n) < share
+    traj = _trajectory(learner_turn=learner, reward=np.arange(n), done=np.zeros(n), values=np.zeros(n))
+    flat = jax.tree.map(lambda x: x[:, 0], traj)
+    (packed, index), dropped = pack_learner_decisions((flat, jnp.arange(n)), flat.learner_turn, slots,
+                                                      jax.random.key(3))
+    count = int(learner.sum())
+    kept = np.asarray(index)[np.asarray(packed.learner_turn)]
+    assert int(packed.learner_turn.sum()) == min(count, slots) and int(dropped) == max(count - slots, 0)
+    assert len(set(kept.tolist())) == len(kept) and learner[kept].all()  # distinct learner decisions
+    np.testing.assert_array_equal(np.asarray(packed.reward)[np.asarray(packed.learner_turn)], kept)  # rows stay whole
+    if count <= slots:
+        assert sorted(kept.tolist()) == np.flatnonzero(learner).tolist()
+
+
+def test_an_update_on_packed_decisions_equals_the_update_on_every_step() -> None:
+    """`league.decision_share` < 1 leaves the opponent's steps (weight 0) out of the update: with
+    one minibatch per epoch, the same rollout gives the same parameters either way."""
+    from experiments.league.ppo import init_runner
+    from experiments.league.train import SnapshotPool, build
+
+    params = []
+    for share in (1.0, 0.75):
+        config = load_experiment(SMOKE, overrides=["algo.batch_size=256", "algo.n_epochs=2",
+                                                   f"league.decision_share={share}"])
+        env, settings, iteration = build(config)
+        assert settings.decision_slots == (0 if share == 1 else 192)
+        runner = init_runner(env, settings, jax.random.key(config.seed))
+        pool = SnapshotPool(runner.params, config.league.snapshot_pool)
+        runner, metrics = iteration(runner, pool.arrays, jnp.zeros(config.league.snapshot_slots, jnp.int32))
+        assert int(metrics["decisions_dropped"]) == 0 and 0 < int(metrics["learner_steps"]) <= 192
+        params.append(runner.params)
+    moved = jax.tree.map(lambda a, b: float(jnp.abs(a - b).max()), params[0], init_runner(
+        env, settings, jax.random.key(config.seed)).params)
+    assert max(jax.tree.leaves(moved)) > 1e-4  # the update did something (two Adam steps of 3e-4)
+    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, atol=2e-6), *params)
 
 
 # ---------------------------------------------------------------------------------------

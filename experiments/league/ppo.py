@@ -17,6 +17,8 @@ top to bottom:
    final state (`env.observe`).
 3. **Update.** Clipped surrogate, value loss, entropy bonus; every mean is over learner
    decisions only (the opponent's steps weigh 0); advantages are normalised per minibatch.
+   With `decision_slots`, the update reads the learner's decisions only, packed into that many
+   entries (`pack_learner_decisions`), instead of every env step.
 
 The engine is used through its public interface only (`init`, `step_autoreset`, `observe`,
 `State.observation`, `legal_action_mask`, `current_player`, `rewards`, `terminated`,
@@ -57,6 +59,7 @@ class PPOSettings:
     learner_seat: str  # "alternate" or "random"
     anneal_updates: int = 0  # gradient steps over which the learning rate decays linearly to 0 (0: constant)
     privileged_critic: bool = False  # the critic also reads the opponent's observation (training only)
+    decision_slots: int = 0  # the update's slots for learner decisions (pack_learner_decisions); 0: every env step
 
 
 class Runner(NamedTuple):
@@ -142,6 +145,22 @@ def learner_advantages(traj: Transition, last_value: jax.Array, gamma: float, ga
     return adv
 
 
+def pack_learner_decisions(data: tuple, learner_turn: jax.Array, slots: int,
+                           key: jax.Array) -> tuple[tuple, jax.Array]:
+    """The learner's decisions of a flattened rollout packed, in a random order, into `slots`
+    entries, for the update. The opponent's steps weigh 0 in every loss, so leaving them out
+    changes no loss and saves their share of the update's compute (about half the rollout).
+    Entries past the decisions' count are padding (a copy of some step with `learner_turn`
+    False: weight 0); decisions past `slots` are dropped at random. Returns the packed `data`
+    (a tuple whose first item is the `Transition`) and how many decisions were dropped."""
+    order = jax.random.permutation(key, learner_turn.shape[0])
+    picked = order[jnp.nonzero(learner_turn[order], size=slots, fill_value=0)[0]]
+    count = learner_turn.sum()
+    traj, *rest = jax.tree.map(lambda x: x[picked], data)
+    traj = traj._replace(learner_turn=jnp.arange(slots) < count)
+    return (traj, *rest), jnp.maximum(count - slots, 0)
+
+
 def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics: Sequence[Policy],
                    obs_scale: np.ndarray, compiler_options: dict | None = None) -> Callable[[Runner, Params, jax.Array], tuple[Runner, dict[str, jax.Array]]]:
     """The jitted iteration; `pool` is the snapshot pool (params stacked on a leading axis) and
@@ -157,6 +176,7 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
     rows = jnp.arange(s.n_envs)
     scale = jnp.asarray(obs_scale)
     n_minibatches = s.n_envs * s.n_steps // s.minibatch_size
+    update_size = s.decision_slots or s.n_envs * s.n_steps  # entries the epochs shuffle and split
 
     def opponent_actions(pool: Params, snapshot_ids: jax.Array, obs: jax.Array, net_obs: jax.Array,
                          mask: jax.Array, opponent_floor: jax.Array, learner_action: jax.Array,
@@ -236,8 +256,9 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         return (optax.apply_updates(params, updates), opt_state), info
 
     def update_epoch(carry: tuple, key: jax.Array, data: tuple) -> tuple[tuple, dict]:
-        order = jax.random.permutation(key, s.n_envs * s.n_steps)
-        shuffled = jax.tree.map(lambda x: x[order].reshape(n_minibatches, s.minibatch_size, *x.shape[1:]), data)
+        order = jax.random.permutation(key, update_size)
+        shuffled = jax.tree.map(lambda x: x[order].reshape(n_minibatches, update_size // n_minibatches, *x.shape[1:]),
+                                data)
         return jax.lax.scan(update_minibatch, carry, shuffled)
 
     def iteration(runner: Runner, pool: Params, snapshot_ids: jax.Array) -> tuple[Runner, dict[str, jax.Array]]:
@@ -250,10 +271,15 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         ret = adv + traj.value
         flat = jax.tree.map(lambda x: x.reshape(s.n_envs * s.n_steps, *x.shape[2:]), (traj, adv, ret))
         key, epoch_key = jax.random.split(key)
+        dropped = jnp.int32(0)
+        if s.decision_slots:
+            key, pack_key = jax.random.split(key)
+            flat, dropped = pack_learner_decisions(flat, flat[0].learner_turn, s.decision_slots, pack_key)
         (params, opt_state), info = jax.lax.scan(
             lambda c, k: update_epoch(c, k, flat), (params, opt_state), jax.random.split(epoch_key, s.n_epochs))
         metrics = {name: x.mean() for name, x in info.items()}
         metrics["learner_steps"] = traj.learner_turn.sum()
+        metrics["decisions_dropped"] = dropped
         metrics["games_per_row"] = done.sum(axis=0)
         metrics["wins_per_row"] = won.sum(axis=0)
         metrics["learner_reward"] = traj.reward.sum()

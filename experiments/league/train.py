@@ -17,6 +17,7 @@ snapshots). A resumed run continues bit for bit where the checkpoint left off.
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ from tacocat_env.ruleset import compile_rules
 CHECKPOINTS = "checkpoints"
 POLICY_FILE = "policy.npz"
 PROGRESS_FIELDS = [
-    "iteration", "timesteps", "learner_steps", "games", "learner_win_rate", "env_steps_per_s", "iteration_s",
+    "iteration", "timesteps", "learner_steps", "decisions_dropped", "games", "learner_win_rate", "env_steps_per_s", "iteration_s",
     "policy_loss", "value_loss", "entropy", "approx_kl", "pool_size",
 ]
 _FAST_COMPILE = {"xla_backend_optimization_level": 0}
@@ -57,7 +58,18 @@ def ppo_settings(config: ExperimentConfig) -> PPOSettings:
         learning_rate=algo.learning_rate, gamma=algo.gamma, gae_lambda=algo.gae_lambda, clip_range=algo.clip_range,
         ent_coef=algo.ent_coef, vf_coef=algo.vf_coef, max_grad_norm=algo.max_grad_norm,
         hidden=tuple(algo.net_arch), activation=algo.activation, learner_seat=config.learner_seat,
-        anneal_updates=updates if config.league.anneal_lr else 0, privileged_critic=config.league.privileged_critic)
+        anneal_updates=updates if config.league.anneal_lr else 0, privileged_critic=config.league.privileged_critic,
+        decision_slots=decision_slots(config))
+
+
+def decision_slots(config: ExperimentConfig) -> int:
+    """The update's slots for the learner's decisions (`league.decision_share` of every minibatch,
+    rounded up); 0 for a share of 1 (the update reads every env step)."""
+    share = config.league.decision_share
+    if share >= 1:
+        return 0
+    minibatches = config.n_envs * config.algo.n_steps // config.algo.batch_size
+    return minibatches * math.ceil(share * config.algo.batch_size)
 
 
 def blocks_of(config: ExperimentConfig) -> list[Block]:
@@ -264,6 +276,7 @@ def _train_loop(config: ExperimentConfig, run_dir: Path, resuming: bool, progres
             if iteration % league.snapshot_every == 0:
                 pool.add(runner.params)
             row = {"iteration": iteration, "timesteps": timesteps, "learner_steps": int(metrics["learner_steps"]),
+                   "decisions_dropped": int(metrics["decisions_dropped"]),
                    "games": int(games.sum()), "learner_win_rate": float(wins.sum() / max(games.sum(), 1)),
                    "env_steps_per_s": per_iteration / seconds, "iteration_s": seconds,
                    "pool_size": pool.filled,
