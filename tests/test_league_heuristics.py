@@ -235,14 +235,14 @@ def test_unported_specs_are_refused(spec: str, message: str) -> None:
 def test_counter_sampling_batched_equals_one_by_one(sampled_positions: list[AgentInput]) -> None:
     """Under vmap the port samples hands only for the rows that need them (packed into a
     buffer, scattered back): each needing row's forced-sacrifice sums equal the unbatched
-    computation's with the same key, among 4 times as many rows that do not need them."""
+    computation's with the same key, among 9 times as many rows that do not need them."""
     rules = compile_rules(RulesConfig())
     forced = _where_needed(rules, 16)
     inputs = sampled_positions[:40]
-    rows = len(inputs) * 5
+    rows = len(inputs) * 10
     needed = np.zeros(rows, bool)
-    needed[::5] = True  # the needing rows are spread over the batch
-    picks = [inputs[i // 5] for i in range(rows)]
+    needed[::10] = True  # the needing rows are spread over the batch, and fit its eighth
+    picks = [inputs[i // 10] for i in range(rows)]
     keys = jax.random.split(jax.random.key(4), rows)
     unseen = jnp.asarray([inp.view.unseen() for inp in picks])
     size = jnp.asarray([inp.view.hand_sizes[inp.view.opponent] for inp in picks])

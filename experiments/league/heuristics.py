@@ -187,9 +187,11 @@ def _build(rules: Ruleset, planner: bool, keep_from: int, counter: CardCounterAg
 def _where_needed(rules: Ruleset, samples: int) -> Callable[..., jax.Array]:
     """`forced(needed, key, unseen, size, floor, ids) -> (K,)`: the sacrifices each attack of
     `ids` forces, summed over `samples` sampled opponent hands. Under `vmap` only the rows that
-    need it (`needed`: about one position in fourteen) are computed while they fit a quarter of
-    the batch: they are packed into a buffer, computed, and scattered back (the others get 0,
-    which no caller reads). Each row depends on its own key only, so both ways agree."""
+    need it (`needed`: about one position in fourteen, half that in training, where the
+    learner's rows ask for nothing) are computed while they fit an eighth of the batch: they are
+    packed into a buffer, computed, and scattered back (the others get 0, which no caller reads);
+    a step with more falls back to every row. Each row depends on its own key only, so both
+    ways agree."""
     sample_hands, sacrifices = opponent_hand_sampler(rules, samples), attack_sacrifices(rules)
 
     def one(key: jax.Array, unseen: jax.Array, size: jax.Array, floor: jax.Array, ids: jax.Array) -> jax.Array:
@@ -204,7 +206,7 @@ def _where_needed(rules: Ruleset, samples: int) -> Callable[..., jax.Array]:
         args = tuple(x if b else jnp.broadcast_to(x, (size, *x.shape)) for x, b in zip(args, batched[1:]))
         needed = needed if batched[0] else jnp.broadcast_to(needed, (size,))
         every = jax.vmap(one)
-        room = max(16, size // 4)
+        room = max(16, size // 8)
         if room >= size:
             return every(*args), True
         position = jnp.cumsum(needed.astype(jnp.int32)) - 1  # the i-th needing row goes to slot i
