@@ -103,7 +103,7 @@ def _build(rules: Ruleset, planner: bool, keep_from: int, counter: CardCounterAg
     counts_j, is_attack_j = jnp.asarray(counts), jnp.asarray(is_attack)
     sizes_j, lowest_card_j = jnp.asarray(sizes, jnp.int32), jnp.asarray(lowest_card, jnp.int32)
     copies_j = jnp.asarray(rules.copies, jnp.int32)
-    action_ids, max_hand = jnp.arange(n_actions), max(rules.board)
+    max_hand = max(rules.board)
     assert codec.moves[codec.sacrifice].kind is MoveKind.SACRIFICE
 
     def first(flags: jax.Array) -> jax.Array:
@@ -159,9 +159,10 @@ def _build(rules: Ruleset, planner: bool, keep_from: int, counter: CardCounterAg
                 unseen = copies_j - (hand + aside + observation[sl["discard"]] + observation[sl["attack"]]
                                      + observation[sl["answers"]]).astype(jnp.int32)
                 opponent_size = observation[sl["hand_sizes"]][1].astype(jnp.int32)
-                # the widest attacks in id order (the Python agent's tie order); never more than the
+                # the widest attacks in id order (the Python agent's tie order; `nonzero`, not
+                # `top_k`, which XLA:CPU runs several times slower); never more than the
                 # cards in hand, so `max_hand` slots hold them all
-                ids = jax.lax.top_k(jnp.where(widest, -action_ids, -n_actions), max_hand)[1]
+                ids = jnp.nonzero(widest, size=max_hand, fill_value=0)[0]
                 sampling = (phase == 2) & (widest.sum() > 1)  # the Python agent draws hands only then
                 forced = forced_sacrifices(sampling, key, unseen, opponent_size, opponent_floor, ids)
                 attack = ids[jnp.argmax(jnp.where(widest[ids], forced * n_values + lowest_card_j[ids], -1))]
