@@ -114,8 +114,7 @@ def test_packing_keeps_the_learner_decisions_and_only_them(share: float, slots: 
     learner = np.random.default_rng(int(share * 10)).random(n) < share
     traj = _trajectory(learner_turn=learner, reward=np.arange(n), done=np.zeros(n), values=np.zeros(n))
     flat = jax.tree.map(lambda x: x[:, 0], traj)
-    (packed, index), dropped = pack_learner_decisions((flat, jnp.arange(n)), flat.learner_turn, slots,
-                                                      jax.random.key(3))
+    (packed, index), dropped = pack_learner_decisions((flat, jnp.arange(n)), slots, jax.random.key(3))
     count = int(learner.sum())
     kept = np.asarray(index)[np.asarray(packed.learner_turn)]
     assert int(packed.learner_turn.sum()) == min(count, slots) and int(dropped) == max(count - slots, 0)

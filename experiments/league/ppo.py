@@ -145,14 +145,14 @@ def learner_advantages(traj: Transition, last_value: jax.Array, gamma: float, ga
     return adv
 
 
-def pack_learner_decisions(data: tuple, learner_turn: jax.Array, slots: int,
-                           key: jax.Array) -> tuple[tuple, jax.Array]:
+def pack_learner_decisions(data: tuple, slots: int, key: jax.Array) -> tuple[tuple, jax.Array]:
     """The learner's decisions of a flattened rollout packed, in a random order, into `slots`
     entries, for the update. The opponent's steps weigh 0 in every loss, so leaving them out
     changes no loss and saves their share of the update's compute (about half the rollout).
     Entries past the decisions' count are padding (a copy of some step with `learner_turn`
     False: weight 0); decisions past `slots` are dropped at random. Returns the packed `data`
     (a tuple whose first item is the `Transition`) and how many decisions were dropped."""
+    learner_turn = data[0].learner_turn
     order = jax.random.permutation(key, learner_turn.shape[0])
     picked = order[jnp.nonzero(learner_turn[order], size=slots, fill_value=0)[0]]
     count = learner_turn.sum()
@@ -184,8 +184,9 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         """Each block's opponent on its own rows (static slices): snapshots read the scaled
         observations `net_obs`, heuristics the raw ones. Where the learner is to act, the
         heuristics get an empty mask: their action there is not used, and an empty mask spares
-        `counter` its hand sampling (only rows with a choice of attacks sample), which is most
-        of its cost; the rows where the opponent acts are computed exactly as before."""
+        `counter` its hand sampling on those rows (only rows with a choice of attacks sample), so
+        the rows that do sample fit its smaller buffer; the rows where the opponent acts are
+        computed exactly as before."""
         parts = []
         for block, block_key in zip(blocks, jax.random.split(key, len(blocks))):
             o, m = obs[block.start:block.stop], mask[block.start:block.stop]
@@ -278,7 +279,7 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         dropped = jnp.int32(0)
         if s.decision_slots:
             key, pack_key = jax.random.split(key)
-            flat, dropped = pack_learner_decisions(flat, flat[0].learner_turn, s.decision_slots, pack_key)
+            flat, dropped = pack_learner_decisions(flat, s.decision_slots, pack_key)
         (params, opt_state), info = jax.lax.scan(
             lambda c, k: update_epoch(c, k, flat), (params, opt_state), jax.random.split(epoch_key, s.n_epochs))
         metrics = {name: x.mean() for name, x in info.items()}
