@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import importlib
 import io
 import json
 import math
@@ -29,24 +30,18 @@ import sys
 import tempfile
 import zipfile
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for path in (ROOT, ROOT / "tools"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from sweep_cases.case import Case  # noqa: E402
 
 SMOKE = ROOT / "experiments" / "configs" / "smoke.yaml"
-
-
-@dataclass
-class Case:
-    channel: str
-    name: str
-    run: Callable[[], object]
-    #: exception types that count as a clear refusal (API cases)
-    expect: tuple[type[BaseException], ...] = (ValueError,)
 
 
 @dataclass
@@ -423,9 +418,18 @@ class _CliRefused(Exception):
     """A CLI run that ended with one error line and a non-zero exit (the good outcome)."""
 
 
+#: the modules of tools/sweep_cases/, one per surface added after the first sweep
+SURFACE_MODULES: tuple[str, ...] = ()
+
+
 def all_cases(tmp: Path) -> list[Case]:
-    return [*rules_cases(), *rules_file_cases(tmp), *position_cases(), *action_cases(), *spec_cases(),
-            *game_file_cases(tmp), *experiment_cases(), *model_file_cases(tmp), *cli_cases(tmp)]
+    cases = [*rules_cases(), *rules_file_cases(tmp), *position_cases(), *action_cases(), *spec_cases(),
+             *game_file_cases(tmp), *experiment_cases(), *model_file_cases(tmp), *cli_cases(tmp)]
+    for name in SURFACE_MODULES:
+        folder = tmp / name
+        folder.mkdir(parents=True, exist_ok=True)
+        cases.extend(importlib.import_module(f"sweep_cases.{name}").cases(folder))
+    return cases
 
 
 # ---------------------------------------------------------------------------------------
