@@ -247,20 +247,103 @@ def test_random_rollout_with_auto_reset_conserves_cards(env):
     assert (total == copies).all()
 
 
-def test_auto_reset_starts_a_new_game_and_keeps_final_rewards(env):
-    # a duel with two cards each: 12 against 9 leaves one card each, straight to the showdown
-    # (R5.2), where 1 < 5 wins for player_0 on space 0: the Tacocat enters player_0's goal
+def _seen(state: core.State) -> core.State:
+    """The state with its flags cleared, as pgx's auto_reset reads a shown new game."""
+    return state.replace(terminated=jnp.zeros_like(state.terminated), truncated=jnp.zeros_like(state.truncated))
+
+
+def _finished_duel(env: TacocatBatch, step) -> core.State:
+    """A game ended by step_autoreset: a duel with two cards each, 12 against 9, leaves one card
+    each, straight to the showdown (R5.2), where 1 < 5 wins for player_0 on space 0 (the Tacocat
+    enters player_0's goal, R6.3). Returns the new game step_autoreset shows in its place."""
     state = env.from_games([setup_position(([1, 12], [5, 9]), space=0, phase="duel", seed=0)])
-    step = jax.jit(jax.vmap(env.step_autoreset), compiler_options=FAST_COMPILE)
     duel_base = compile_rules(DEFAULT).codec.duel_base
     state = step(state, jnp.asarray([duel_base + 11]), keys(0, 1))  # player_0 plays the 12
-    state = step(state, jnp.asarray([duel_base + 8]), keys(1, 1))   # player_1 plays the 9
+    return step(state, jnp.asarray([duel_base + 8]), keys(1, 1))    # player_1 plays the 9
+
+
+def test_auto_reset_starts_a_new_game_and_keeps_final_rewards(env):
+    step = jax.jit(jax.vmap(env.step_autoreset), compiler_options=FAST_COMPILE)
+    state = _finished_duel(env, step)
     assert bool(state.terminated[0]) and np.array_equal(np.asarray(state.rewards[0]), [1.0, -1.0])
     assert int(state.rounds_played[0]) == 0 and int(state.space[0]) == DEFAULT.centre  # a fresh game
     assert int(state.phase[0]) == 0 and int(np.asarray(state.hands[0]).sum()) == 2 * DEFAULT.board[DEFAULT.centre]
-    first = int(np.flatnonzero(np.asarray(state.legal_action_mask[0]))[0])
-    nxt = step(state, jnp.asarray([first]), keys(2, 1))
-    assert not bool(nxt.terminated[0]) and np.array_equal(np.asarray(nxt.rewards[0]), [0.0, 0.0])
+    assert int(state._step_count[0]) == 0
+
+
+@pytest.mark.parametrize("variant", ["default", *VARIANTS])
+def test_auto_reset_plays_the_next_action_on_the_game_it_showed(variant):
+    # pgx's auto_reset: the new game shown with the final flags is the one the next action
+    # plays, whoever acts first in it (R4.1 both arrows: player_0; R4.2 one arrow: its player)
+    env = TacocatBatch(RulesConfig(**VARIANTS.get(variant, {})))
+    step = jax.jit(jax.vmap(env.step_autoreset), compiler_options=FAST_COMPILE)
+    state = step(jax.vmap(env.init)(keys(5, 64)), jnp.full(64, -1), keys(6, 64))  # an illegal move ends each game
+    assert bool(state.terminated.all()) and int(state._step_count.max()) == 0
+    rng = np.random.default_rng(0)
+    actions = np.array([rng.choice(np.flatnonzero(mask)) for mask in np.asarray(state.legal_action_mask)])
+    nxt = step(state, jnp.asarray(actions), keys(7, 64))
+    assert not bool(nxt.terminated.any() | nxt.truncated.any())
+    assert (np.asarray(nxt._step_count) == 1).all()
+    for i in range(64):
+        game = env.to_game(_seen(state), i)
+        assert game.to_act == int(state.current_player[i])
+        apply_action(game, int(actions[i]))
+        expected = env.from_game(game)
+        for name in ("hands", "set_aside", "current_player", "phase", "replace_left", "replace_cap", "replaced",
+                     "pile_size", "observation", "legal_action_mask"):
+            assert np.array_equal(np.asarray(getattr(nxt, name)[i]), np.asarray(getattr(expected, name))), (i, name)
+    assert np.array_equal(np.asarray(nxt.rewards), np.zeros((64, 2)))
+
+
+def test_auto_reset_after_a_real_ending_plays_the_next_action(env):
+    # the reproduction of the issue: after the duel that ends the game, the next action is
+    # applied to the new game shown (one step counted, player_0's hand as dealt minus the card)
+    step = jax.jit(jax.vmap(env.step_autoreset), compiler_options=FAST_COMPILE)
+    state = _finished_duel(env, step)
+    action = int(np.flatnonzero(np.asarray(state.legal_action_mask[0]))[0])
+    nxt = step(state, jnp.asarray([action]), keys(2, 1))
+    assert int(nxt._step_count[0]) == 1 and not bool(nxt.terminated[0])
+    game = env.to_game(_seen(state), 0)
+    apply_action(game, action)
+    expected = env.from_game(game)
+    assert np.array_equal(np.asarray(nxt.hands[0]), np.asarray(expected.hands))
+    assert np.array_equal(np.asarray(nxt.observation[0]), np.asarray(expected.observation))
+    assert np.array_equal(np.asarray(nxt.rewards[0]), [0.0, 0.0])
+
+
+def test_auto_reset_replaces_a_game_finished_by_step(env):
+    # a game that ended under `step` (flags set, play over) and is given to step_autoreset is
+    # replaced by a new game without playing the action, its flags cleared
+    plain = jax.jit(jax.vmap(env.step), compiler_options=FAST_COMPILE)
+    over = _finished_duel(env, plain)
+    assert bool(over.terminated[0]) and int(over.phase[0]) == core.P_OVER
+    new = jax.jit(jax.vmap(env.step_autoreset), compiler_options=FAST_COMPILE)(over, jnp.asarray([0]), keys(3, 1))
+    assert not bool(new.terminated[0] | new.truncated[0]) and int(new._step_count[0]) == 0
+    assert int(new.phase[0]) == core.P_REPLACE and np.array_equal(np.asarray(new.rewards[0]), [0.0, 0.0])
+
+
+@pytest.mark.parametrize("variant", ["default", "truncation_max_rounds_3"])
+def test_auto_reset_matches_pgx_auto_reset_from_the_same_keys(variant):
+    # the same trajectory as pgx.experimental.auto_reset(env.step, env.init), every field of
+    # every game at every step, from the same keys and actions (mostly legal, some illegal)
+    from pgx.experimental import auto_reset
+
+    env = TacocatBatch(RulesConfig(**VARIANTS.get(variant, {})))
+    ours = jax.jit(jax.vmap(env.step_autoreset), compiler_options=FAST_COMPILE)
+    theirs = jax.jit(jax.vmap(auto_reset(env.step, env.init)), compiler_options=FAST_COMPILE)
+    a = b = jax.vmap(env.init)(keys(8, 48))
+    key = jax.random.key(9)
+    finished = 0
+    for _ in range(150):
+        key, k_act, k_illegal, k_step = jax.random.split(key, 4)
+        actions = random_legal_actions(k_act, a.legal_action_mask)
+        actions = jnp.where(jax.random.uniform(k_illegal, (48,)) < 0.01, -1, actions)
+        step_keys = jax.random.split(k_step, 48)
+        a, b = ours(a, actions, step_keys), theirs(b, actions, step_keys)
+        for name, leaf in a.__dict__.items():
+            assert np.array_equal(np.asarray(leaf), np.asarray(getattr(b, name))), name
+        finished += int((a.terminated | a.truncated).sum())
+    assert finished >= 48  # games ended and were replaced
 
 
 def test_deal_is_uniform_on_average(env):

@@ -354,11 +354,19 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
 
     pgx's policy: a game that is already over is returned unchanged with zero rewards; an
     illegal action (outside [0, N) or not in the mask) ends the game at once, -1 to the player
-    who took it and +1 to the other, without applying it. With `autoreset`, a game that ends
-    in this step is replaced by a new one, keeping this step's rewards and flags.
+    who took it and +1 to the other, without applying it.
+
+    With `autoreset`, pgx's `experimental.auto_reset(step, init)` in one step: the flags of the
+    state passed in count as seen (a game shown with them set is the new game that the action
+    plays); a game that ends in this step is replaced by `init` of a new game, keeping this
+    step's rewards and flags. The key is split as pgx's wrapper splits it (the first half deals
+    a new round, the second a new game), so both give the same games from the same keys; a new
+    round and a new game never start in one step, so one shuffle serves both. A game that is
+    over and was not replaced (passed in from `step`) is replaced without playing the action.
     """
     v, a = t.n_values, t.max_attack
-    autoreset = jnp.bool_(autoreset)
+    if autoreset:
+        key, reset_key = jax.random.split(key)
     seats = jnp.arange(2, dtype=_I32)
     values = jnp.arange(v, dtype=_I32)
     slots = jnp.arange(a, dtype=_I32)
@@ -368,7 +376,8 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
 
     safe = jnp.clip(action, 0, t.n_actions - 1).astype(_I32)
     illegal = (action < 0) | (action >= t.n_actions) | ~state.legal_action_mask[safe]
-    over_before = state.terminated | state.truncated
+    # with autoreset the flags passed in were seen: only a game whose play is over stays over
+    over_before = (state.phase == P_OVER) if autoreset else (state.terminated | state.truncated)
     # one gather of the action's row of the codec tables (Tables.action_rows)
     row = jnp.asarray(t.action_rows)[safe]
     kind = jnp.where(over_before | illegal, _NO_MOVE, row[0])
@@ -477,8 +486,9 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
 
     ended = phase == P_OVER
     # with autoreset, a game that was already over is simply replaced (its flags were seen)
-    terminated = jnp.where(over_before, state.terminated & ~autoreset, (ended & (winner != NONE)) | illegal)
-    truncated = jnp.where(over_before, state.truncated & ~autoreset, ended & (winner == NONE))
+    seen = jnp.bool_(not autoreset)
+    terminated = jnp.where(over_before, state.terminated & seen, (ended & (winner != NONE)) | illegal)
+    truncated = jnp.where(over_before, state.truncated & seen, ended & (winner == NONE))
     state = state.replace(
         _step_count=state._step_count + (kind != _NO_MOVE),
         rewards=rewards,
@@ -506,9 +516,13 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
         winner=winner,
         last_round_winner=jnp.where(showdown, jnp.where(decisive, round_winner, VOID), state.last_round_winner),
     )
-    restart = autoreset & (over_before | terminated | truncated)
-    state = _deal(t, state, new_round | restart, restart, key)
-    return finish(t, state, (terminated | truncated) & ~restart)
+    if not autoreset:
+        state = _deal(t, state, new_round, jnp.bool_(False), key)
+        return finish(t, state, terminated | truncated)
+    restart = over_before | terminated | truncated
+    words = jnp.where(restart, _key_words(reset_key), _key_words(key))
+    state = _deal(t, state, new_round | restart, restart, words)
+    return finish(t, state, jnp.bool_(False))
 
 
 def finish(t: Tables, state: State, over: jax.Array) -> State:

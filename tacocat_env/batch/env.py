@@ -74,9 +74,11 @@ class TacocatBatch(pgx.core.Env):
         return core.step(self.tables, state, self._checked(state, action, key), key)  # type: ignore[arg-type]
 
     def step_autoreset(self, state: pgx.core.State, action: jax.Array, key: jax.Array | None = None) -> State:
-        """`step`, and a game that ends (or had ended) is replaced by a new one in the same
-        step, keeping the final step's rewards, `terminated` and `truncated` (pgx's
-        `auto_reset`, sharing the step's one shuffle)."""
+        """`step` with pgx's `experimental.auto_reset(env.step, env.init)`: a game that ends is
+        replaced by a new one in the same step, keeping the final step's rewards, `terminated`
+        and `truncated`; the next call plays its action on that new game (the flags passed in
+        count as seen). Same games as pgx's wrapper from the same keys (tested against it); a
+        new round and a new game share the step's one shuffle."""
         return core.step(self.tables, state, self._checked(state, action, key), key,  # type: ignore[arg-type]
                          autoreset=True)
 
