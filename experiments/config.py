@@ -10,6 +10,8 @@ the key. The resolved config is saved in every run directory, so a run reruns fr
 from __future__ import annotations
 
 import math
+import os
+import stat
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -21,6 +23,31 @@ from tacocat_env.config import RulesConfig
 #: an experiment name is one path component of letters, digits, '_', '-' and '.', so that the
 #: run directory stays inside the run root and the name is safe in agent specs
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
+
+# ---------------------------------------------------------------------------------------
+# limits (docs/SECURITY.md): sizes a config may ask for, so that a typo fails at validation
+# instead of running for minutes or exhausting memory
+# ---------------------------------------------------------------------------------------
+MAX_SEED = 2**32 - 1  # numpy's and SB3's seeding take 32-bit seeds
+MAX_TOTAL_TIMESTEPS = 10**12
+MAX_N_ENVS = 65_536  # games at once (SB3: env copies; league: rows of the batch)
+MAX_N_STEPS = 65_536  # rollout length per env
+MAX_ROLLOUT_STEPS = 2**24  # n_envs x n_steps, and RLlib's train_batch_size
+MAX_N_EPOCHS = 1_000
+MAX_LAYERS = 16  # hidden layers of net_arch
+MAX_LAYER_WIDTH = 65_536
+MAX_OPPONENTS = 64  # entries of opponents, eval.opponents and eval.final
+MAX_DEAL_PAIRS = 1_000_000
+MAX_WORKERS = 256  # eval.workers, torch_threads, RLlib's actors and CPUs per actor
+MAX_SNAPSHOTS = 1_024  # league.snapshot_pool, league.snapshot_slots, selfplay.keep_latest
+#: the league's estimated memory (`league_memory_bytes`) a config may need
+MAX_LEAGUE_MEMORY_BYTES = 32 * 2**30
+#: an experiment YAML (or a base it names) is read only up to this size
+MAX_CONFIG_BYTES = 1 << 20
+#: `base_config` chains at most this deep
+MAX_BASE_DEPTH = 16
+#: the folder of the shipped experiment configs: a `base_config` may point into it
+CONFIGS_DIR = Path(__file__).resolve().parent / "configs"
 
 
 class _Strict(BaseModel):
@@ -48,7 +75,7 @@ def _check_agent_spec(spec: str) -> str:
 
 class OpponentConfig(_Strict):
     agent: str = Field(description="agent spec for make_agent, e.g. 'counter' or 'search:simulations=32'")
-    weight: float = Field(default=1.0, gt=0, description="relative sampling weight in the pool")
+    weight: float = Field(default=1.0, gt=0, le=1e6, description="relative sampling weight in the pool")
 
     _valid_agent = field_validator("agent")(_check_agent_spec)
 
@@ -57,42 +84,46 @@ class AlgoConfig(_Strict):
     """MaskablePPO hyperparameters (sb3-contrib names)."""
 
     learning_rate: float = Field(default=3e-4, gt=0)
-    n_steps: int = Field(default=512, gt=0, description="rollout length per env")
-    batch_size: int = Field(default=256, ge=2, description="minibatch size (>= 2: advantages are normalised)")
-    n_epochs: int = Field(default=10, gt=0)
+    n_steps: int = Field(default=512, gt=0, le=MAX_N_STEPS, description="rollout length per env")
+    batch_size: int = Field(default=256, ge=2, le=MAX_ROLLOUT_STEPS,
+                            description="minibatch size (>= 2: advantages are normalised)")
+    n_epochs: int = Field(default=10, gt=0, le=MAX_N_EPOCHS)
     gamma: float = Field(default=0.99, gt=0, le=1)
     gae_lambda: float = Field(default=0.95, gt=0, le=1)
     clip_range: float = Field(default=0.2, gt=0)
     ent_coef: float = Field(default=0.01, ge=0)
     vf_coef: float = Field(default=0.5, ge=0)
     max_grad_norm: float = Field(default=0.5, gt=0)
-    net_arch: list[Annotated[int, Field(gt=0, le=65536)]] = Field(
-        default_factory=lambda: [128, 128], min_length=1, description="hidden layer sizes (pi and vf)")
+    net_arch: list[Annotated[int, Field(gt=0, le=MAX_LAYER_WIDTH)]] = Field(
+        default_factory=lambda: [128, 128], min_length=1, max_length=MAX_LAYERS,
+        description="hidden layer sizes (pi and vf)")
     activation: Literal["tanh", "relu"] = "tanh"
 
 
 class SelfPlayConfig(_Strict):
     snapshot_every: int = Field(gt=0, description="timesteps between snapshots of the learner")
-    keep_latest: int = Field(default=5, gt=0, description="the pool keeps the latest K snapshots")
+    keep_latest: int = Field(default=5, gt=0, le=MAX_SNAPSHOTS, description="the pool keeps the latest K snapshots")
     weight: float = Field(default=1.0, gt=0, description="pool weight of each snapshot")
 
 
 class FinalOpponent(_Strict):
     agent: str
     _valid_agent = field_validator("agent")(_check_agent_spec)
-    deal_pairs: int = Field(default=2000, gt=0, description="duplicate deal pairs against this agent")
+    deal_pairs: int = Field(default=2000, gt=0, le=MAX_DEAL_PAIRS, description="duplicate deal pairs against this agent")
 
 
 class EvalConfig(_Strict):
     every: int = Field(default=50_000, gt=0, description="timesteps between evaluations during training")
-    deal_pairs: int = Field(default=100, gt=0, description="duplicate deal pairs per opponent per evaluation")
-    opponents: list[str] = Field(default_factory=lambda: ["random", "highcard", "planner", "counter"])
-    seed: int = Field(default=12345, ge=0, description="deal seed of every evaluation (same deals each time)")
+    deal_pairs: int = Field(default=100, gt=0, le=MAX_DEAL_PAIRS,
+                            description="duplicate deal pairs per opponent per evaluation")
+    opponents: list[str] = Field(default_factory=lambda: ["random", "highcard", "planner", "counter"],
+                                 max_length=MAX_OPPONENTS)
+    seed: int = Field(default=12345, ge=0, le=MAX_SEED, description="deal seed of every evaluation (same deals each time)")
     final: list[FinalOpponent] = Field(
         default_factory=lambda: [FinalOpponent(agent=a) for a in ("random", "highcard", "planner", "counter")]
-        + [FinalOpponent(agent="search", deal_pairs=300)],
+        + [FinalOpponent(agent="search", deal_pairs=300)], max_length=MAX_OPPONENTS,
         description="the evaluation after training (main job), against the whole ladder")
-    workers: int = Field(default=2, gt=0, description="worker processes of the final evaluation")
+    workers: int = Field(default=2, gt=0, le=MAX_WORKERS, description="worker processes of the final evaluation")
 
     @field_validator("opponents")
     @classmethod
@@ -111,13 +142,14 @@ class RllibConfig(_Strict):
 
     address: str | None = Field(default=None, description="Ray cluster to join (host:port or 'auto'); "
                                 "None starts a local Ray runtime. --address and RAY_ADDRESS override it")
-    num_cpus: int | None = Field(default=None, gt=0, description="CPUs of the local Ray runtime (default: all)")
-    env_runners: int = Field(default=2, ge=0, description="env runner actors (0: sample in the driver)")
-    envs_per_env_runner: int = Field(default=1, gt=0)
-    cpus_per_env_runner: float = Field(default=1.0, gt=0)
-    learners: int = Field(default=0, ge=0, description="learner actors (0: learn in the driver)")
-    gpus_per_learner: float = Field(default=0.0, ge=0)
-    train_batch_size: int = Field(default=4000, gt=0, description="env steps per training iteration")
+    num_cpus: int | None = Field(default=None, gt=0, le=MAX_N_ENVS,
+                                 description="CPUs of the local Ray runtime (default: all)")
+    env_runners: int = Field(default=2, ge=0, le=MAX_WORKERS, description="env runner actors (0: sample in the driver)")
+    envs_per_env_runner: int = Field(default=1, gt=0, le=MAX_N_ENVS)
+    cpus_per_env_runner: float = Field(default=1.0, gt=0, le=MAX_WORKERS)
+    learners: int = Field(default=0, ge=0, le=MAX_WORKERS, description="learner actors (0: learn in the driver)")
+    gpus_per_learner: float = Field(default=0.0, ge=0, le=MAX_WORKERS)
+    train_batch_size: int = Field(default=4000, gt=0, le=MAX_ROLLOUT_STEPS, description="env steps per training iteration")
     selfplay_fraction: float = Field(default=1.0, ge=0, le=1, description="share of episodes in which the "
                                      "learner plays both seats; the others are against `opponents`")
 
@@ -132,11 +164,12 @@ class LeagueConfig(_Strict):
     `algo.batch_size` is the minibatch in env steps (both players' steps; the opponent's weigh 0).
     """
 
-    selfplay_weight: float = Field(default=1.0, ge=0, description="share of games against the current policy")
-    snapshot_weight: float = Field(default=0.0, ge=0, description="share of games against frozen snapshots")
+    selfplay_weight: float = Field(default=1.0, ge=0, le=1e6, description="share of games against the current policy")
+    snapshot_weight: float = Field(default=0.0, ge=0, le=1e6, description="share of games against frozen snapshots")
     snapshot_every: int = Field(default=10, gt=0, description="iterations between snapshots of the learner")
-    snapshot_pool: int = Field(default=8, gt=0, description="snapshots kept (the oldest is dropped)")
-    snapshot_slots: int = Field(default=2, gt=0, description="blocks of games playing snapshots, one snapshot each")
+    snapshot_pool: int = Field(default=8, gt=0, le=MAX_SNAPSHOTS, description="snapshots kept (the oldest is dropped)")
+    snapshot_slots: int = Field(default=2, gt=0, le=MAX_SNAPSHOTS,
+                                description="blocks of games playing snapshots, one snapshot each")
     sampling: Literal["uniform", "pfsp"] = Field(
         default="uniform", description="how a slot draws its snapshot: uniformly, or prioritized fictitious "
         "self-play (weight (1 - learner's win rate against it) ** pfsp_power)")
@@ -159,16 +192,17 @@ class LeagueConfig(_Strict):
 class ExperimentConfig(_Strict):
     name: str = Field(pattern=NAME_PATTERN,
                       description="experiment name, used in the run directory (letters, digits, _ - .)")
-    seed: int = Field(default=0, ge=0)
-    total_timesteps: int = Field(gt=0)
-    n_envs: int = Field(default=4, gt=0)
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
+    total_timesteps: int = Field(gt=0, le=MAX_TOTAL_TIMESTEPS)
+    n_envs: int = Field(default=4, gt=0, le=MAX_N_ENVS)
     vec_env: Literal["dummy", "subproc"] = "dummy"
     device: str = "cpu"
-    torch_threads: int = Field(default=1, gt=0)
+    torch_threads: int = Field(default=1, gt=0, le=MAX_WORKERS)
     learner_seat: Literal["alternate", "random"] = "alternate"
     rules: dict[str, Any] = Field(default_factory=dict, description="RulesConfig overrides")
-    opponents: list[OpponentConfig] = Field(default_factory=list, description="fixed opponents (at least one "
-                                            "for sb3 and rllib; for league: JAX-ported heuristics, may be empty)")
+    opponents: list[OpponentConfig] = Field(default_factory=list, max_length=MAX_OPPONENTS, description="fixed "
+                                            "opponents (at least one for sb3 and rllib; for league: JAX-ported "
+                                            "heuristics, may be empty)")
     selfplay: SelfPlayConfig | None = None
     algo: AlgoConfig = Field(default_factory=AlgoConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
@@ -201,6 +235,14 @@ class ExperimentConfig(_Strict):
                     agent.check_ruleset(ruleset)  # type: ignore[attr-defined]
                 except ValueError as err:
                     raise ValueError(f"{field}: {err}") from None
+        return self
+
+    @model_validator(mode="after")
+    def _rollout_fits(self) -> ExperimentConfig:
+        rollout = self.n_envs * self.algo.n_steps
+        if self.backend != "rllib" and rollout > MAX_ROLLOUT_STEPS:
+            raise ValueError(f"n_envs x algo.n_steps = {rollout:,} env steps per rollout is over the limit of "
+                             f"{MAX_ROLLOUT_STEPS:,}")
         return self
 
     @model_validator(mode="after")
@@ -259,6 +301,12 @@ class ExperimentConfig(_Strict):
                              "(their normalised advantage is NaN)")
         split_rows(self.n_envs, league.selfplay_weight, league.snapshot_weight, league.snapshot_slots,
                    [o.weight for o in self.opponents])
+        needed = league_memory_bytes(self)
+        if needed > MAX_LEAGUE_MEMORY_BYTES:
+            raise ValueError(f"the league needs about {needed / 2**30:.1f} GiB for its rollout, environments and "
+                             f"parameters (n_envs {self.n_envs}, algo.n_steps {self.algo.n_steps}, league.snapshot_pool "
+                             f"{league.snapshot_pool}, algo.net_arch {self.algo.net_arch}), over the limit of "
+                             f"{MAX_LEAGUE_MEMORY_BYTES / 2**30:.0f} GiB")
         return self
 
     @property
@@ -267,6 +315,33 @@ class ExperimentConfig(_Strict):
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
+
+
+def league_memory_bytes(config: ExperimentConfig) -> int:
+    """What the league's jitted iteration (experiments/league/ppo.py) holds, in bytes, checked at
+    validation, before anything compiles: the rollout (`n_envs x n_steps` transitions: the scaled
+    observation and the critic's extra input, the mask, four 4-byte and two 1-byte fields, and the
+    advantage and return computed from them), the environments (each row's observation and mask,
+    old and new state) and the parameters (actor and critic: the learner, its gradient, Adam's two
+    moments and `snapshot_pool` frozen copies). XLA's working memory comes on top of it."""
+    from tacocat_env.observation import ObservationLayout
+    from tacocat_env.ruleset import compile_rules
+
+    league = config.league
+    assert league is not None
+    rules = compile_rules(config.rules_config)
+    obs, actions = ObservationLayout(rules).size, rules.codec.size
+    critic_in = 2 * obs if league.privileged_critic else obs
+    transition = 4 * critic_in + actions + 4 * 4 + 2 + 2 * 4
+    rollout = config.n_envs * config.algo.n_steps * transition
+    environments = 2 * config.n_envs * (4 * obs + actions)
+
+    def mlp(sizes: list[int]) -> int:
+        return sum((a + 1) * b for a, b in zip(sizes[:-1], sizes[1:]))
+
+    hidden = list(config.algo.net_arch)
+    params = mlp([obs, *hidden, actions]) + mlp([critic_in, *hidden, 1])
+    return rollout + environments + 4 * params * (4 + league.snapshot_pool)
 
 
 def one_line(err: BaseException | str) -> str:
@@ -335,28 +410,94 @@ def merged(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def read_small_file(path: Path, limit: int, what: str, error: type[ValueError] = ValueError) -> bytes:
+    """The bytes of the regular file `path`, at most `limit` of them; else `error` naming the
+    file. The file is opened without blocking and checked before anything is read, so a FIFO, a
+    device such as /dev/zero or a folder is refused at once."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as err:
+        raise error(f"{path}: cannot read {what} ({err.strerror})") from None
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"{path}: {what} must be a regular file")
+        data = file.read(limit + 1)
+    if max(info.st_size, len(data)) > limit:
+        raise error(f"{path}: {what} is over the limit of {limit:,} bytes")
+    return data
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """A safe loader without anchors and aliases (`*a` repeated in `*b` ... grows exponentially
+    when the config is copied or validated); an experiment config has no use for them."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in an experiment config",
+                                              mark)
+        return super().compose_node(parent, index)
+
+
+def yaml_problem(err: yaml.YAMLError) -> str:
+    """Where and what a YAML error is, without the snippet of the file PyYAML quotes (the file
+    may not be a config at all)."""
+    mark, problem = getattr(err, "problem_mark", None), getattr(err, "problem", None)
+    if mark is None or problem is None:
+        return "cannot be parsed"
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
+
+
+def parse_config_file(path: Path, what: str = "the experiment config",
+                      error: type[ValueError] = ValueError) -> dict[str, Any]:
+    """A config YAML file (`read_small_file`, at most MAX_CONFIG_BYTES) as a mapping; `error`
+    naming the file else. No message quotes the file."""
+    data = read_small_file(path, MAX_CONFIG_BYTES, what, error)
+    try:
+        parsed = yaml.load(data.decode("utf-8"), Loader=_NoAliasLoader)  # noqa: S506 (a safe loader)
+    except UnicodeDecodeError:
+        raise error(f"{path}: {what} is not UTF-8 text") from None
+    except yaml.YAMLError as err:
+        raise error(f"{path}: not valid YAML ({yaml_problem(err)})") from None
+    except RecursionError:
+        raise error(f"{path}: {what} nests too deeply") from None
+    if not isinstance(parsed, dict):
+        raise error(f"{path}: {what} must be a YAML mapping")
+    return parsed
+
+
+def _base_path(path: Path, base: Any) -> Path:
+    """The file a `base_config` names: a .yaml/.yml file (relative to `path`'s folder) that,
+    symlinks followed, lies in the shipped configs' folder or in `path`'s own folder."""
+    if not isinstance(base, str) or not base.strip():
+        raise ValueError(f"{path}: {BASE_KEY} must name an experiment YAML, got a {type(base).__name__}")
+    base_path = path.parent / base
+    if base_path.suffix not in (".yaml", ".yml"):
+        raise ValueError(f"{path}: {BASE_KEY} must name a .yaml or .yml file")
+    target, folders = base_path.resolve(), (CONFIGS_DIR, path.parent.resolve())
+    if not any(target.is_relative_to(folder) for folder in folders):
+        raise ValueError(f"{path}: {BASE_KEY} must lie in {CONFIGS_DIR} or in the folder of the config that names "
+                         f"it ({path.parent}); {base_path} is elsewhere (symlinks followed)")
+    return base_path
+
+
 def read_experiment(path: str | Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     """An experiment YAML as plain data, unvalidated. A file with `base_config: other.yaml`
-    (relative to the file) states only what differs from that experiment: its values are laid
-    over the base's (`merged`), bases of bases included; a cycle is an error."""
+    (relative to the file; `_base_path` says where it may lie) states only what differs from
+    that experiment: its values are laid over the base's (`merged`), bases of bases included
+    (at most MAX_BASE_DEPTH); a cycle is an error."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        raise ValueError(f"{path}: not valid YAML ({' '.join(str(err).split())})") from None
-    except OSError as err:
-        raise ValueError(f"{path}: cannot read the experiment config ({err.strerror})") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: an experiment config must be a YAML mapping")
+    data = parse_config_file(path)
     base = data.pop(BASE_KEY, None)
     if base is None:
         return data
-    if not isinstance(base, str) or not base.strip():
-        raise ValueError(f"{path}: {BASE_KEY} must name an experiment YAML, got {base!r}")
-    base_path = path.parent / base
+    base_path = _base_path(path, base)
     chain = (*_seen, path.resolve())
     if base_path.resolve() in chain:
         raise ValueError(f"{path}: {BASE_KEY} {base!r} makes a cycle ({' -> '.join(p.name for p in chain)} -> {base_path.name})")
+    if len(chain) >= MAX_BASE_DEPTH:
+        raise ValueError(f"{path}: {BASE_KEY} chains more than {MAX_BASE_DEPTH} configs deep")
     return merged(read_experiment(base_path, chain), data)
 
 
