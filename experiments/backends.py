@@ -18,10 +18,10 @@ def train_backend(config: ExperimentConfig | None = None, *, resume: Path | None
     """Train `config` (or resume the run in `resume`) with its backend; the run directory and
     the final policy's agent spec (None for sb3: `experiments.final_eval.evaluate_run` plays
     its final_model.zip)."""
-    from experiments.run_dir import load_run_config
+    from experiments.run_dir import resume_config
 
     if resume is not None:
-        backend = load_run_config(resume).backend
+        backend = resume_config(resume).backend
     elif config is not None:
         backend = config.backend
     else:

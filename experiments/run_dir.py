@@ -9,6 +9,8 @@ imports the other.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import platform
 import shlex
 import subprocess
@@ -18,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
+from pydantic import ValidationError
 
-from experiments.config import ExperimentConfig
+from experiments.config import ExperimentConfig, one_line, parse_config_file, read_small_file
 
 CHECKPOINTS = "checkpoints"
 
@@ -50,8 +52,13 @@ def new_run_dir(config: ExperimentConfig) -> Path:
     return run_dir
 
 
+#: run.json is read only up to this size
+MAX_RUN_JSON_BYTES = 1 << 20
+
+
 def load_run_config(run_dir: Path) -> ExperimentConfig:
-    """The config saved in a run directory, for `--resume` and `--evaluate`."""
+    """The config saved in a run directory, for `--resume` and `--evaluate`; every error names
+    the file."""
     if not run_dir.exists():
         raise RunDirError(f"run directory {run_dir} does not exist")
     if not run_dir.is_dir():
@@ -59,13 +66,62 @@ def load_run_config(run_dir: Path) -> ExperimentConfig:
     path = run_dir / "config.yaml"
     if not path.is_file():
         raise RunDirError(f"{run_dir} is not a run directory (no config.yaml)")
+    data = parse_config_file(path, "the run's config", RunDirError)
     try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        raise RunDirError(f"{path} is not valid YAML: {str(err).splitlines()[0]}") from None
-    if not isinstance(data, dict):
-        raise RunDirError(f"{path} must be a YAML mapping")
-    return ExperimentConfig(**data)
+        return ExperimentConfig(**data)
+    except ValidationError as err:
+        raise RunDirError(f"{path}: {one_line(err)}") from None
+
+
+def config_record(config: ExperimentConfig) -> dict[str, Any]:
+    """The config as run.json records it (plain JSON data)."""
+    return json.loads(json.dumps(config.model_dump(mode="json")))
+
+
+def config_hash(config: ExperimentConfig) -> str:
+    """A fingerprint of the whole config (checkpoints carry it, so that a resume can tell)."""
+    return hashlib.sha256(json.dumps(config_record(config), sort_keys=True).encode()).hexdigest()
+
+
+def _differences(recorded: Any, current: Any, prefix: str = "") -> list[str]:
+    """The dotted fields in which two config records differ."""
+    if isinstance(recorded, dict) and isinstance(current, dict):
+        out = []
+        for key in sorted(set(recorded) | set(current), key=str):
+            out += _differences(recorded.get(key), current.get(key), f"{prefix}{key}.")
+        return out
+    return [] if recorded == current else [prefix.rstrip(".")]
+
+
+def resume_config(run_dir: Path) -> ExperimentConfig:
+    """The config of a run to resume (`load_run_config`), refused unless the run is unfinished
+    and config.yaml is still the config the run started with: run.json's record of it, its
+    ruleset hash and its backend (an edited config.yaml would relabel or mix the run's files)."""
+    config = load_run_config(run_dir)
+    if (run_dir / "final.json").exists():
+        raise RunDirError(f"{run_dir} is a finished run (final.json exists, {config.total_timesteps} timesteps); "
+                          "nothing to resume. Start a new run to train longer.")
+    path = run_dir / "run.json"
+    data = read_small_file(path, MAX_RUN_JSON_BYTES, "the run's record", RunDirError)
+    try:
+        meta = json.loads(data)
+    except (ValueError, RecursionError):
+        raise RunDirError(f"{path}: not valid JSON") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("config"), dict):
+        raise RunDirError(f"{path} does not record the config the run started with (a JSON object with a `config` "
+                          "mapping): the run cannot be checked for resuming; start a new run")
+    changed = _differences(meta["config"], config_record(config))
+    if changed:
+        raise RunDirError(f"{run_dir / 'config.yaml'} differs from the config the run started with (run.json) in "
+                          f"{', '.join(changed)}; a resumed run continues with its own config: restore it, or start "
+                          "a new run to change it")
+    ruleset, backend = config.rules_config.ruleset_hash(), config.backend
+    if meta.get("ruleset_hash") != ruleset:
+        raise RunDirError(f"{path}: its ruleset_hash is not the hash of the run's rules ({ruleset}): the files were "
+                          "edited or the rules changed meaning since; start a new run")
+    if meta.get("backend") != backend:
+        raise RunDirError(f"{path}: its backend is not the run's config's ({backend!r})")
+    return config
 
 
 def _git_commit() -> str:
@@ -88,7 +144,9 @@ def run_metadata(config: ExperimentConfig) -> dict[str, Any]:
     return {
         "command": shlex.join(sys.argv),
         "seed": config.seed,
+        "backend": config.backend,
         "ruleset_hash": config.rules_config.ruleset_hash(),
+        "config": config_record(config),  # what a resume checks config.yaml against (`resume_config`)
         "git_commit": _git_commit(),
         "started": datetime.now(timezone.utc).isoformat(),
         "python": platform.python_version(),

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from agents.base import AgentInput
 from agents.registry import make_agent
-from agents.rllib_agent import PolicyFileError
+from agents.policy_file import PolicyFileError
 from experiments.cli import app
 from experiments.config import load_experiment
 from tacocat_env import RulesConfig, new_game
@@ -224,8 +224,9 @@ def test_numpy_forward_equals_jax_forward(smoke_run: Path) -> None:
     config = load_experiment(smoke_run / "config.yaml")
     env, settings, _ = build(config)
     template = init_runner(env, settings, jax.random.key(1))
-    runner, state = load_checkpoint(smoke_run, template, SnapshotPool(template.params, config.league.snapshot_pool))
-    assert state["timesteps"] == 768
+    runner, state = load_checkpoint(smoke_run, template, SnapshotPool(template.params, config.league.snapshot_pool),
+                                    config, env)
+    assert state.timesteps == 768
     obs, inputs = _observations(300)
     scaled = jnp.asarray(obs * input_scale(compile_rules(config.rules_config)))  # the export folds the scale in
     jax_logits = np.asarray(mlp(runner.params["actor"], scaled, config.algo.activation))
@@ -339,7 +340,7 @@ def test_a_policy_file_for_other_rules_or_sizes_is_refused(smoke_run: Path, tmp_
 # ---------------------------------------------------------------------------------------
 def test_the_shipped_champion_is_a_small_league_policy_for_the_default_rules() -> None:
     from agents.league_agent import ALGORITHM, CHAMPION
-    from agents.rllib_agent import load_policy
+    from agents.policy_file import load_policy
 
     assert CHAMPION.stat().st_size < 5_000_000  # "a few MB at most"
     _, meta = load_policy(CHAMPION)

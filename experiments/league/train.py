@@ -10,23 +10,33 @@ checkpoints. At the end, `policy.npz`: the actor as the ladder agent `league:pat
 
 Checkpoints are `checkpoints/ckpt_<timesteps>.npz` (every array of the runner, the pool and
 the environment state, as the leaves of their pytrees, no pickle) plus a `.json` marker written
-last (iteration, timesteps, the pool's bookkeeping and the numpy generator that draws
-snapshots). A resumed run continues bit for bit where the checkpoint left off.
+last (`CheckpointState`: iteration, timesteps, the pool's bookkeeping, the numpy generator that
+draws snapshots, the ruleset hash and a hash of the config). A resumed run continues bit for bit
+where the checkpoint left off. A resume trusts nothing it reads: the run's config must be the one
+run.json recorded (`run_dir.resume_config`), and the checkpoint must be one this config's run can
+have written (`load_checkpoint`: every field's type, range, shape and finiteness, sizes bounded
+before reading); anything else is one RunDirError naming the file.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+import re
+import stat
 import time
+import zipfile
+import zlib
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from experiments.config import ExperimentConfig
+from experiments.config import ExperimentConfig, one_line, read_small_file
 from experiments.league.heuristics import make_heuristic
 from experiments.league.mixture import Block, split_rows
 from experiments.league.network import Params, actor_layers, input_scale
@@ -153,52 +163,204 @@ def _plain(tree: Any) -> Any:
     return jax.tree.map(lambda x: jax.random.key_data(x) if jnp.issubdtype(x.dtype, jax.dtypes.prng_key) else x, tree)
 
 
-def save_checkpoint(run_dir: Path, runner: Runner, pool: SnapshotPool, state: dict[str, Any], keep: int = 2) -> Path:
+#: a checkpoint's marker file: `ckpt_<timesteps>.json`, the number written as Python writes it
+#: (other files in the folder are not checkpoints and are ignored)
+CHECKPOINT_NAME = re.compile(r"ckpt_(0|[1-9][0-9]{0,17})\.json")
+#: a marker is read only up to this size (the pool's bookkeeping is MAX_SNAPSHOTS x 2 counts)
+MAX_MARKER_BYTES = 1 << 20
+#: room for one .npy member's header besides its data (numpy's own header limit is 10,000)
+_NPY_HEADER_BYTES = 16 << 10
+_EXACT = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class _PoolBook(BaseModel):
+    model_config = _EXACT
+    filled: int = Field(ge=1)
+    next_slot: int = Field(ge=0)
+    games: list[Annotated[int, Field(ge=0)]]
+    wins: list[Annotated[int, Field(ge=0)]]
+
+
+class _PCG64Words(BaseModel):
+    model_config = _EXACT
+    state: int = Field(ge=0, lt=2**128)
+    inc: int = Field(ge=0, lt=2**128)
+
+
+class _GeneratorState(BaseModel):
+    """numpy's `PCG64.state` (the generator that draws the snapshots)."""
+
+    model_config = _EXACT
+    bit_generator: Literal["PCG64"]
+    state: _PCG64Words
+    has_uint32: int = Field(ge=0, le=1)
+    uinteger: int = Field(ge=0, lt=2**32)
+
+
+class CheckpointState(BaseModel):
+    """A checkpoint's JSON marker: where the run stands, the pool's bookkeeping, the snapshot
+    generator, and which rules and config wrote it. Read strictly (no coercion, no extra keys),
+    then checked against the run's config (`check_against`)."""
+
+    model_config = _EXACT
+    timesteps: int = Field(ge=0)
+    iteration: int = Field(ge=0)
+    ruleset_hash: str
+    config_sha256: str
+    rng: _GeneratorState
+    pool: _PoolBook
+
+    def check_against(self, config: ExperimentConfig, path: Path) -> None:
+        """RunDirError naming `path` unless this state is one that `config`'s run reaches."""
+        from experiments.run_dir import config_hash
+
+        league = config.league
+        assert league is not None
+        per_iteration = config.n_envs * config.algo.n_steps
+        last = -(-config.total_timesteps // per_iteration) * per_iteration
+        problems = []
+        if self.ruleset_hash != config.rules_config.ruleset_hash():
+            problems.append("it was written under other rules than the run's config.yaml")
+        if self.config_sha256 != config_hash(config):
+            problems.append("it was written for another config than the run's config.yaml")
+        if int(CHECKPOINT_NAME.fullmatch(path.name).group(1)) != self.timesteps:  # type: ignore[union-attr]
+            problems.append(f"its timesteps ({self.timesteps}) are not the ones in its name")
+        if not (per_iteration <= self.timesteps <= last and self.timesteps == self.iteration * per_iteration):
+            problems.append(f"timesteps {self.timesteps} at iteration {self.iteration} is not a point of this run "
+                            f"({per_iteration} env steps per iteration, at most {last})")
+        snapshots, size = 1 + self.iteration // league.snapshot_every, league.snapshot_pool
+        book = self.pool
+        if (book.filled, book.next_slot) != (min(snapshots, size), snapshots % size):
+            problems.append(f"pool.filled and pool.next_slot must be {min(snapshots, size)} and {snapshots % size} "
+                            f"at iteration {self.iteration}")
+        if len(book.games) != size or len(book.wins) != size:
+            problems.append(f"pool.games and pool.wins must hold league.snapshot_pool = {size} counts")
+        elif any(w > g for g, w in zip(book.games, book.wins)) or any(book.games[book.filled:]):
+            problems.append("pool.wins must not exceed pool.games, and empty slots have no games")
+        elif sum(book.games) > self.timesteps:
+            problems.append("pool.games counts more games than the run has played steps")
+        if problems:
+            raise RunDirError(f"{path}: " + "; ".join(problems))
+
+
+def save_checkpoint(run_dir: Path, runner: Runner, pool: SnapshotPool, state: CheckpointState, keep: int = 2) -> Path:
     folder = run_dir / CHECKPOINTS
     folder.mkdir(exist_ok=True)
-    path = folder / f"ckpt_{state['timesteps']}.npz"
+    path = folder / f"ckpt_{state.timesteps}.npz"
     leaves = jax.tree.leaves(_plain((runner, pool.arrays)))
     tmp = path.with_name(path.name + ".tmp.npz")
     np.savez(tmp, **{f"leaf_{i}": np.asarray(x) for i, x in enumerate(leaves)})
     tmp.replace(path)
     marker = path.with_suffix(".json")
-    marker.with_suffix(".tmp").write_text(json.dumps({**state, "pool": pool.bookkeeping()}))
+    marker.with_suffix(".tmp").write_text(state.model_dump_json())
     marker.with_suffix(".tmp").replace(marker)  # written last: marks the checkpoint complete
-    for stale in sorted(folder.glob("ckpt_*.json"), key=lambda p: int(p.stem.split("_")[1]))[:-keep]:
+    for stale in _markers(folder)[:-keep]:
         stale.unlink()
         stale.with_suffix(".npz").unlink(missing_ok=True)
     return path
 
 
-def load_checkpoint(run_dir: Path, runner: Runner, pool: SnapshotPool) -> tuple[Runner, dict[str, Any]] | None:
+def _markers(folder: Path) -> list[Path]:
+    """The checkpoint markers in `folder`, oldest first (files not named like one are not)."""
+    found = [(int(m.group(1)), p) for p in folder.glob("ckpt_*.json") if (m := CHECKPOINT_NAME.fullmatch(p.name))]
+    return [p for _, p in sorted(found)]
+
+
+def _read_arrays(path: Path, template: list[np.ndarray]) -> list[np.ndarray]:
+    """The arrays of a checkpoint .npz, one per leaf of `template`, each of its dtype and shape
+    and finite; sizes are checked from the zip's directory before any member is read, and no
+    member is unpickled. RunDirError naming `path` else."""
+    names = [f"leaf_{i}" for i in range(len(template))]
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise RunDirError(f"{path}: a checkpoint must be a regular file")
+        if info.st_size > sum(x.nbytes + 2 * _NPY_HEADER_BYTES for x in template):
+            raise RunDirError(f"{path} is larger than this run's checkpoint can be")
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+            if sorted(m.filename for m in members) != sorted(f"{n}.npy" for n in names):
+                raise RunDirError(f"{path} holds {len(members)} members, not this run's {len(names)} arrays "
+                                  "leaf_0 ...: it was written by another version or is not a checkpoint")
+            for member, leaf in zip(sorted(members, key=lambda m: m.filename), sorted(zip(names, template))):
+                if member.file_size > leaf[1].nbytes + _NPY_HEADER_BYTES:
+                    raise RunDirError(f"{path}: {member.filename} is larger than its array can be")
+        with np.load(path, allow_pickle=False) as data:
+            loaded = [data[name] for name in names]
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error) as err:
+        if isinstance(err, RunDirError):
+            raise
+        raise RunDirError(f"{path} cannot be read as a checkpoint ({type(err).__name__}): it is damaged or not "
+                          "one") from None
+    for i, (old, new) in enumerate(zip(template, loaded)):
+        if old.shape != new.shape or old.dtype != new.dtype:
+            raise RunDirError(f"{path}: array {i} is {new.dtype}{new.shape}, expected "
+                              f"{old.dtype}{old.shape}: it was written by another version")
+        if np.issubdtype(new.dtype, np.floating) and not np.isfinite(new).all():
+            raise RunDirError(f"{path}: array {i} holds NaN or infinite values")
+    return loaded
+
+
+def _check_runner(runner: Runner, env: Any, config: ExperimentConfig, iteration: int, path: Path) -> None:
+    """RunDirError naming `path` unless the restored runner is one the run can have reached: the
+    learner's seats, the failed-answer floors, the optimizer's update counts and second moments,
+    and environments whose observation and mask are what the engine computes from their rules
+    fields (`tacocat_env.batch.convert.rebuild`)."""
+    import optax
+
+    from tacocat_env.batch.convert import rebuild
+
+    seat, floor = np.asarray(runner.seat), np.asarray(runner.floor)
+    if not np.isin(seat, (0, 1)).all():
+        raise RunDirError(f"{path}: the learner's seats must be 0 or 1")
+    if floor.min() < 0 or floor.max() > max(config.rules_config.values):
+        raise RunDirError(f"{path}: the failed-answer floors must be card values")
+    updates = iteration * config.algo.n_epochs * (config.n_envs * config.algo.n_steps // config.algo.batch_size)
+    counts = [np.asarray(x) for x in jax.tree.leaves(runner.opt_state) if jnp.issubdtype(x.dtype, jnp.integer)]
+    if any((c != updates).any() for c in counts):
+        raise RunDirError(f"{path}: the optimizer's step counts must be {updates} at iteration {iteration}")
+    if any((np.asarray(x) < 0).any() for x in jax.tree.leaves(optax.tree_utils.tree_get(runner.opt_state, "nu"))):
+        raise RunDirError(f"{path}: Adam's second moments must not be negative")
+    state = runner.env_state
+    derived = ("observation", "legal_action_mask", "terminated", "truncated", "rewards")
+    fields = {f.name: np.asarray(getattr(state, f.name)) for f in dataclasses.fields(state) if f.name not in derived}
+    try:
+        fresh = rebuild(fields, env.tables)
+    except (ValueError, TypeError, IndexError) as err:
+        raise RunDirError(f"{path}: the environments' state is not a valid batch state ({type(err).__name__})") from None
+    for name in ("observation", "legal_action_mask"):
+        if not np.array_equal(np.asarray(getattr(fresh, name)), np.asarray(getattr(state, name))):
+            raise RunDirError(f"{path}: the environments' {name} is not the one their rules state gives")
+
+
+def load_checkpoint(run_dir: Path, runner: Runner, pool: SnapshotPool, config: ExperimentConfig,
+                    env: Any) -> tuple[Runner, CheckpointState] | None:
     """The newest complete checkpoint, read into the shapes of `runner` and `pool` (fresh
-    ones of the same config); None if there is none."""
-    markers = sorted((run_dir / CHECKPOINTS).glob("ckpt_*.json"), key=lambda p: int(p.stem.split("_")[1]))
+    ones of `config`) and checked against them and `config`; None if there is none. Every
+    error is a RunDirError naming the file; `pool` changes only once everything checks."""
+    markers = _markers(run_dir / CHECKPOINTS)
     if not markers:
         return None
     marker = markers[-1]
-    template = _plain((runner, pool.arrays))
-    leaves, treedef = jax.tree.flatten(template)
-    with np.load(marker.with_suffix(".npz"), allow_pickle=False) as data:
-        if len(data.files) != len(leaves):
-            raise RunDirError(f"{marker.with_suffix('.npz')} holds {len(data.files)} arrays, this config needs "
-                              f"{len(leaves)}: it was written by another version")
-        loaded = [data[f"leaf_{i}"] for i in range(len(leaves))]
-    for i, (old, new) in enumerate(zip(leaves, loaded)):
-        if old.shape != new.shape or old.dtype != new.dtype:
-            raise RunDirError(f"{marker.with_suffix('.npz')}: array {i} is {new.dtype}{new.shape}, expected "
-                              f"{old.dtype}{old.shape}: it was written by another version")
+    text = read_small_file(marker, MAX_MARKER_BYTES, "a checkpoint marker", RunDirError)
+    try:
+        state = CheckpointState.model_validate_json(text)
+    except ValidationError as err:
+        raise RunDirError(f"{marker}: {one_line(err)}") from None
+    state.check_against(config, marker)
+    leaves, treedef = jax.tree.flatten(_plain((runner, pool.arrays)))
+    loaded = _read_arrays(marker.with_suffix(".npz"), [np.asarray(x) for x in leaves])
     restored_runner, arrays = jax.tree.unflatten(treedef, [jnp.asarray(x) for x in loaded])
     restored_runner = restored_runner._replace(key=jax.random.wrap_key_data(restored_runner.key))
-    state = json.loads(marker.read_text())
-    pool.restore(arrays, state["pool"])
+    _check_runner(restored_runner, env, config, state.iteration, marker.with_suffix(".npz"))
+    pool.restore(arrays, state.pool.model_dump())
     return restored_runner, state
 
 
 def export_policy(params: Params, path: Path, config: ExperimentConfig, timesteps: int) -> Path:
     """The actor as a `tacocat-mlp-v1` file (`agents.league_agent` plays it with numpy)."""
     from agents.league_agent import ALGORITHM
-    from agents.rllib_agent import save_policy
+    from agents.policy_file import save_policy
 
     scale = input_scale(compile_rules(config.rules_config))
     return save_policy(path, actor_layers(params, scale), activation=config.algo.activation, rules_config=config.rules_config,
@@ -213,14 +375,11 @@ def train_league(config: ExperimentConfig | None = None, *, resume: Path | None 
     import optax
     import pgx
 
-    from experiments.run_dir import load_run_config, new_run_dir, run_metadata
+    from experiments.run_dir import new_run_dir, resume_config, run_metadata
 
     if resume is not None:
         run_dir = Path(resume)
-        config = load_run_config(run_dir)
-        if (run_dir / "final.json").exists():
-            raise RunDirError(f"{run_dir} is a finished run (final.json exists, {config.total_timesteps} timesteps); "
-                              "nothing to resume. Start a new run to train longer.")
+        config = resume_config(run_dir)
     if config is None or config.league is None:
         raise ValueError("train_league() needs a config with backend: league, or resume=RUN_DIR")
     if resume is None:
@@ -228,7 +387,6 @@ def train_league(config: ExperimentConfig | None = None, *, resume: Path | None 
         (run_dir / "config.yaml").write_text(config.to_yaml())
         meta = run_metadata(config)
         meta["versions"].update(jax=jax.__version__, optax=optax.__version__, pgx=pgx.__version__)
-        meta["backend"] = "league"
         (run_dir / "run.json").write_text(json.dumps(meta, indent=2))
     return _train_loop(config, run_dir, resume is not None, progress)
 
@@ -240,6 +398,7 @@ def _train_loop(config: ExperimentConfig, run_dir: Path, resuming: bool, progres
     from experiments.callbacks import EVAL_FIELDS
     from experiments.curves import plot_learning_curve
     from experiments.rllib_train import _append_csv, _truncate_csv, evaluate_policy
+    from experiments.run_dir import config_hash
 
     league = config.league
     assert league is not None
@@ -249,11 +408,11 @@ def _train_loop(config: ExperimentConfig, run_dir: Path, resuming: bool, progres
     pool = SnapshotPool(runner.params, league.snapshot_pool)
     rng = np.random.default_rng(config.seed)
     timesteps, iteration = 0, 0
-    found = load_checkpoint(run_dir, runner, pool) if resuming else None
+    found = load_checkpoint(run_dir, runner, pool, config, env) if resuming else None
     if found is not None:
         runner, state = found
-        timesteps, iteration = state["timesteps"], state["iteration"]
-        rng.bit_generator.state = state["rng"]
+        timesteps, iteration = state.timesteps, state.iteration
+        rng.bit_generator.state = state.rng.model_dump()
     if resuming:
         for name, fields in (("progress.csv", PROGRESS_FIELDS), ("eval.csv", EVAL_FIELDS)):
             _truncate_csv(run_dir / name, fields, "timesteps", timesteps)
@@ -297,8 +456,9 @@ def _train_loop(config: ExperimentConfig, run_dir: Path, resuming: bool, progres
                     writer.add_scalar(f"eval/win_rate_{r['opponent']}", r["win_rate"], timesteps)
             if timesteps >= next_checkpoint or done:
                 next_checkpoint = (timesteps // config.checkpoint_every + 1) * config.checkpoint_every
-                save_checkpoint(run_dir, runner, pool, {"timesteps": timesteps, "iteration": iteration,
-                                                        "rng": rng.bit_generator.state})
+                save_checkpoint(run_dir, runner, pool, CheckpointState(
+                    timesteps=timesteps, iteration=iteration, ruleset_hash=config.rules_config.ruleset_hash(),
+                    config_sha256=config_hash(config), rng=rng.bit_generator.state, pool=pool.bookkeeping()))
         export_policy(runner.params, run_dir / POLICY_FILE, config, timesteps)
         plot_learning_curve(run_dir)
         (run_dir / "final.json").write_text(json.dumps({"timesteps": timesteps, "iterations": iteration}, indent=2))
