@@ -1,21 +1,20 @@
 """Policies trained by the league backend as ladder agents: `make_agent("league:path=RUN/policy.npz")`,
 and the shipped one, `make_agent("champion")`.
 
-`tacocat train` with `backend: league` exports the actor MLP in the `tacocat-mlp-v1` format of
-`agents.rllib_agent` (float32 `layer_i_weight` (out, in) and `layer_i_bias` arrays, JSON
-`metadata`), with `"algorithm": "league PPO (JAX)"`. Loading reads arrays only
-(`np.load(allow_pickle=False)`), so no code from the file runs; playing needs numpy only, not
-JAX. A file made for another ruleset or observation size is refused with a clear error.
+`tacocat train` with `backend: league` exports the actor MLP as a `tacocat-mlp-v1` policy file
+(`agents.policy_file`: float32 `layer_i_weight` (out, in) and `layer_i_bias` arrays, JSON
+`metadata`), with `"algorithm": "league PPO (JAX)"`. It is read by `agents.policy_file.load_policy`
+(no pickle, sizes bounded before reading, metadata, shapes and finiteness checked), so no code from
+the file runs; playing needs numpy only, not JAX. A file made for another ruleset or observation
+size is refused with a clear error.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
-from agents.base import AgentInput
-from agents.rllib_agent import PolicyFileError, RllibPolicyAgent, policy_logits
+from agents.policy_file import PolicyFileError
+from agents.rllib_agent import RllibPolicyAgent
 
 ALGORITHM = "league PPO (JAX)"
 #: the shipped league policy (docs/BENCHMARKS.md: the run that made it and its results)
@@ -31,29 +30,9 @@ class LeaguePolicyAgent(RllibPolicyAgent):
         if not path:
             raise ValueError("league agent needs path=<policy.npz>")
         super().__init__(path, deterministic)
-        if self.meta.get("algorithm") != ALGORITHM:
+        if self.meta["algorithm"] != ALGORITHM:
             raise PolicyFileError(f"{path} was not made by the league backend (algorithm "
-                                  f"{self.meta.get('algorithm')!r})")
-        self._sized = False
-
-    def check_ruleset(self, ruleset_hash: str) -> None:
-        if self.meta["ruleset_hash"] != ruleset_hash:
-            raise PolicyFileError(f"{self.path} was trained for ruleset {self.meta['ruleset_hash']}, "
-                                  f"this game uses {ruleset_hash}")
-
-    def logits(self, observation: np.ndarray) -> np.ndarray:
-        """The actor's raw logits (before the mask), float64."""
-        return policy_logits(self.layers, self.meta["activation"], observation)
-
-    def act(self, inp: AgentInput) -> int:
-        if not self._sized:
-            self.check_ruleset(inp.view.rules.hash)
-            size = inp.observation.shape[0]
-            if self.meta["observation_size"] != size:
-                raise PolicyFileError(f"{self.path} takes observations of size {self.meta['observation_size']}, "
-                                      f"this game gives {size}")
-            self._sized = True
-        return super().act(inp)
+                                  f"{self.meta['algorithm']!r})")
 
     def __repr__(self) -> str:
         return f"LeaguePolicyAgent(path={self.path!r})"

@@ -299,7 +299,7 @@ def run_champion(pairs: dict[str, int], workers: int) -> dict[str, Any]:
 
     from agents.evaluation import match
     from agents.league_agent import CHAMPION
-    from agents.rllib_agent import load_policy
+    from agents.policy_file import load_policy
 
     _, meta = load_policy(CHAMPION)
     model = {"file": str(CHAMPION.relative_to(ROOT)), "sha256": hashlib.sha256(CHAMPION.read_bytes()).hexdigest(),

@@ -197,7 +197,7 @@ def export_policy(module: Any, path: Path, config: ExperimentConfig, timesteps: 
     """The actor MLP of a MaskedPPOModule as a `tacocat-mlp-v1` file (`agents.rllib_agent`)."""
     import torch
 
-    from agents.rllib_agent import save_policy
+    from agents.policy_file import save_policy
 
     linears = [m for part in (module.encoder.actor_encoder, module.pi) for m in part.modules()
                if isinstance(m, torch.nn.Linear)]

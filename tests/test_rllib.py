@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from agents.base import AgentInput
 from agents.evaluation import match
 from agents.registry import make_agent
-from agents.rllib_agent import PolicyFileError, load_policy, policy_logits
+from agents.policy_file import PolicyFileError, load_policy, policy_logits
 from experiments.cli import app
 from experiments.config import RllibConfig, load_experiment
 from experiments.rllib_env import MaskedActionError, TacocatMultiAgentEnv
