@@ -13,7 +13,8 @@ so tools that build envs by id (RL Baselines3 Zoo's `--gym-packages experiments.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -21,10 +22,10 @@ import gymnasium as gym
 import numpy as np
 
 from agents.base import Agent, AgentInput
-from agents.registry import make_agent
+from agents.registry import make_agent, parse_spec
 from tacocat_env.config import RulesConfig, make_config
-from tacocat_env.engine import GameState, apply_action, legal_actions, new_game, returns, round_shaping
-from tacocat_env.errors import IllegalActionError
+from tacocat_env.engine import GameState, apply_action, legal_actions, make_rng, new_game, returns, round_shaping
+from tacocat_env.errors import ActionOutOfRangeError, GameOverError, IllegalActionError, TacocatError
 from tacocat_env.observation import ObservationLayout, encode, legal_mask
 from tacocat_env.ruleset import compile_rules
 
@@ -33,10 +34,18 @@ SeatPolicy = Literal["alternate", "random", 0, 1]
 
 @dataclass
 class PoolEntry:
-    """One opponent of the pool: an agent spec (see `make_agent`) and its sampling weight."""
+    """One opponent of the pool: an agent spec (see `make_agent`) and its sampling weight, a
+    finite number > 0 (checked here, so that sampling never meets a NaN probability)."""
 
     spec: str
     weight: float
+
+    def __post_init__(self) -> None:
+        parse_spec(self.spec)  # a non-empty string of the spec syntax (AgentSpecError otherwise)
+        weight = self.weight
+        if (isinstance(weight, (bool, np.bool_)) or not isinstance(weight, (int, float, np.integer, np.floating))
+                or not math.isfinite(weight) or weight <= 0):
+            raise ValueError(f"opponent {self.spec!r}: the weight must be a finite number > 0, got {weight!r}")
 
 
 class OpponentPool:
@@ -45,15 +54,44 @@ class OpponentPool:
     def __init__(self, entries: list[PoolEntry]) -> None:
         if not entries:
             raise ValueError("the opponent pool is empty")
+        if not all(isinstance(e, PoolEntry) for e in entries):
+            raise TypeError("OpponentPool takes PoolEntry items; build the env from (spec, weight) pairs instead")
+        self._check_total([e.weight for e in entries])
         self.entries = list(entries)
         self._agents: dict[str, Agent] = {}
 
+    @classmethod
+    def from_pairs(cls, opponents: Sequence[tuple[str, float]]) -> OpponentPool:
+        """The pool of a list of (agent spec, weight) pairs, e.g. `[("counter", 1.0)]`."""
+        example = "e.g. [('counter', 1.0)]"
+        if not isinstance(opponents, (list, tuple)):
+            raise TypeError(f"opponents must be an OpponentPool or a list of (agent spec, weight) pairs, {example}; "
+                            f"got {type(opponents).__name__} {opponents!r:.80}")
+        entries = []
+        for index, pair in enumerate(opponents):
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+                raise ValueError(f"opponents[{index}] must be an (agent spec, weight) pair, {example}; got {pair!r:.80}")
+            entries.append(PoolEntry(*pair))
+        return cls(entries)
+
     def add(self, spec: str, weight: float) -> None:
-        self.entries.append(PoolEntry(spec, weight))
+        entry = PoolEntry(spec, weight)
+        self._check_total([e.weight for e in self.entries] + [entry.weight])
+        self.entries.append(entry)
 
     def remove(self, spec: str) -> None:
-        self.entries = [e for e in self.entries if e.spec != spec]
+        kept = [e for e in self.entries if e.spec != spec]
+        if len(kept) == len(self.entries):
+            raise ValueError(f"no opponent {spec!r} in the pool")
+        if not kept:
+            raise ValueError(f"removing {spec!r} would leave the opponent pool empty")
+        self.entries = kept
         self._agents.pop(spec, None)
+
+    @staticmethod
+    def _check_total(weights: list[float]) -> None:
+        if not math.isfinite(sum(float(w) for w in weights)):
+            raise ValueError("the opponent weights add up to more than a float holds; use smaller weights")
 
     def sample(self, rng: np.random.Generator) -> tuple[str, Agent]:
         weights = np.array([e.weight for e in self.entries], dtype=float)
@@ -72,12 +110,14 @@ class TacocatSingleAgentEnv(gym.Env):
     """The learner's side of a game against pool opponents.
 
     Args:
-        opponents: the pool, or a list of (spec, weight).
+        opponents: the pool, or a list of (agent spec, weight) pairs; weights are finite and > 0.
         rules: rules config (RulesConfig, dict or YAML path) for every game.
         learner_seat: "alternate" (player_0, player_1, ... by episode), "random", 0 or 1.
         illegal_action: "raise" (IllegalActionError, game unchanged) or "penalize" (the episode
             ends with reward -1, as PettingZoo's TerminateIllegalWrapper does); SB3's
-            `check_env` samples unmasked actions, so it needs "penalize".
+            `check_env` samples unmasked actions, so it needs "penalize". An id outside the action
+            space (or not an integer) raises `ActionOutOfRangeError` in both modes, as the AEC env
+            does: only moves of the action space are penalized.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}
@@ -91,22 +131,24 @@ class TacocatSingleAgentEnv(gym.Env):
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
-        self.pool = opponents if isinstance(opponents, OpponentPool) else OpponentPool(
-            [PoolEntry(s, w) for s, w in opponents])
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        if not _is_seat_policy(learner_seat):
+            raise ValueError(f"learner_seat must be 'alternate', 'random', 0 or 1, got {learner_seat!r}")
+        if illegal_action not in ("raise", "penalize"):
+            raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
+        self.pool = opponents if isinstance(opponents, OpponentPool) else OpponentPool.from_pairs(opponents)
         self.config = make_config(rules) if not isinstance(rules, RulesConfig) else rules
         self.rules = compile_rules(self.config)
         self.layout = ObservationLayout(self.rules)
         self.observation_space = gym.spaces.Box(
             low=np.zeros(self.layout.size, np.float32), high=self.layout.high, dtype=np.float32)
         self.action_space = gym.spaces.Discrete(self.rules.codec.size)
-        if learner_seat not in ("alternate", "random", 0, 1):
-            raise ValueError(f"learner_seat must be 'alternate', 'random', 0 or 1, got {learner_seat!r}")
-        if illegal_action not in ("raise", "penalize"):
-            raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
         self.learner_seat = learner_seat
         self.illegal_action = illegal_action
         self.render_mode = render_mode
         self.game: GameState | None = None
+        self._penalized = False  # the episode was ended by an illegal move ("penalize")
         self.seat = 0
         self.opponent_spec = ""
         self.game_seed = 0
@@ -115,10 +157,13 @@ class TacocatSingleAgentEnv(gym.Env):
 
     # -- gymnasium API ---------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
-        super().reset(seed=seed)
         if seed is not None:
-            self._rng = np.random.default_rng(seed)
+            if isinstance(seed, np.random.Generator):
+                raise TacocatError("seed: gymnasium's reset takes a non-negative integer or None, not a Generator")
+            self._rng = make_rng(seed)  # the engine's check and message for a bad seed
             self._episodes = 0
+            seed = int(seed)
+        super().reset(seed=seed)
         if self.learner_seat == "alternate":
             self.seat = self._episodes % 2
         elif self.learner_seat == "random":
@@ -126,6 +171,7 @@ class TacocatSingleAgentEnv(gym.Env):
         else:
             self.seat = int(self.learner_seat)
         self._episodes += 1
+        self._penalized = False
         self.opponent_spec, self.opponent = self.pool.sample(self._rng)
         self.game_seed = int(self._rng.integers(2**63))
         self.game = new_game(self.config, self.game_seed)
@@ -136,14 +182,17 @@ class TacocatSingleAgentEnv(gym.Env):
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
         game = self._require_game()
-        if game.is_over:
-            raise RuntimeError("the episode is over; call reset()")
+        if game.is_over or self._penalized:
+            raise GameOverError("the episode is over; call reset()")
         rounds_before = game.rounds_played
         try:
             apply_action(game, action, self.seat)
+        except ActionOutOfRangeError:
+            raise  # not a move at all: an error in both modes (the AEC env's AssertOutOfBoundsWrapper)
         except IllegalActionError:
             if self.illegal_action == "raise":
                 raise
+            self._penalized = True
             return self._observe(), -1.0, True, False, {**self._info(), "illegal_action": True}
         reward = self._round_shaping(rounds_before)
         reward += self._play_opponent()
@@ -183,9 +232,9 @@ class TacocatSingleAgentEnv(gym.Env):
             apply_action(self.game, action, player)
 
     def action_masks(self) -> np.ndarray:
-        """The learner's legal actions as a bool mask (all False once the game is over)."""
+        """The learner's legal actions as a bool mask (all False once the episode is over)."""
         game = self._require_game()
-        if game.is_over:
+        if game.is_over or self._penalized:
             return np.zeros(self.rules.codec.size, dtype=bool)
         return legal_mask(legal_actions(game), self.rules.codec.size).astype(bool)
 
@@ -221,6 +270,13 @@ class TacocatSingleAgentEnv(gym.Env):
 
     def _info(self) -> dict[str, Any]:
         return {"seat": self.seat, "opponent": self.opponent_spec}
+
+
+def _is_seat_policy(value: object) -> bool:
+    """"alternate", "random", 0 or 1 (an integer, not True/False or 1.0)."""
+    if isinstance(value, str):
+        return value in ("alternate", "random")
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and value in (0, 1)
 
 
 def _generator(state: dict[str, Any]) -> np.random.Generator:
