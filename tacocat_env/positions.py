@@ -122,7 +122,6 @@ def setup_position(
     state.set_aside = [[0] * rules.n_values, [0] * rules.n_values]
     state.discard = counts(discard, "discard")
     state.events.append(RoundDealt(EventKind.ROUND, rounds_played + 1, space, rules.board[space], rules.arrows[space]))
-    table: list[int] = []
 
     if state.phase is Phase.REPLACE:
         open_replace(state, rules.arrows[space])
@@ -166,16 +165,11 @@ def setup_position(
                 raise InvalidPositionError("answer phase needs an attack with unanswered cards")
             _check_attack(rules, state.attack)
             state.to_act = 1 - attacker
-            table = state.attack + state.answers
     if to_act is not None and to_act != state.to_act:
         raise InvalidPositionError(f"to_act={to_act} does not fit the {phase} phase (player_{state.to_act} acts)")
 
     # every card exactly once (hands + set aside + duel + table + discard + draw = deck)
-    placed = [
-        state.hands[0][v] + state.hands[1][v] + state.set_aside[0][v] + state.discard[v]
-        + table.count(v) + (1 if state.duel[0] == v else 0)
-        for v in range(rules.n_values)
-    ]
+    placed = card_counts(state)  # (the draw pile is still empty)
     for v, n in enumerate(placed):
         if n > rules.copies[v]:
             raise InvalidPositionError(
@@ -193,6 +187,18 @@ def setup_position(
 
     _check_sizes(state)
     return state
+
+
+def card_counts(state: GameState) -> list[int]:
+    """How many cards of each value index the state holds in all places together: both hands,
+    both set-asides, the hidden duel cards, the trick on the table, the discard pile and the
+    draw pile. A consistent state holds exactly the deck (`rules.copies`, R0.4, R2.3)."""
+    counts = [h0 + h1 + a0 + a1 + d for h0, h1, a0, a1, d in
+              zip(*state.hands, *state.set_aside, state.discard)]
+    for v in (*state.draw_pile, *state.attack, *state.answers, *state.duel):
+        if v is not None:
+            counts[v] += 1
+    return counts
 
 
 def _check_int(value: Any, what: str, low: int | None = None, optional: bool = False) -> None:
