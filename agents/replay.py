@@ -16,6 +16,8 @@ stored action names and winner must match the replay; otherwise a `ReplayError` 
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,6 +167,28 @@ def _lines(f: TextIO, path: Path) -> Iterator[str]:
 
 def load_games(path: str | Path) -> list[dict[str, Any]]:
     return list(iter_games(path))
+
+
+def check_output_file(path: Path, suffix: str) -> None:
+    """Fail before any work (drawing a replay's frames takes seconds) unless `path` can be
+    written: a file name ending in `suffix`, not a folder, in an existing folder that accepts
+    a new file, and not a read-only file. The folder is tried for real (a probe file is made
+    and removed at once), which also catches read-only file systems and places such as /proc,
+    where permission bits say nothing (for root, say). ValueError or OSError naming the path."""
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder; give a file name")
+    if path.suffix.lower() != suffix:
+        raise ValueError(f"{path}: the file name must end in {suffix}")
+    folder = path.parent
+    if not folder.is_dir():
+        raise ValueError(f"{folder} is not an existing folder, so {path.name} cannot be written there")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as err:
+        raise OSError(f"cannot write in {folder}: {err.strerror or err}") from None
+    if path.exists() and not os.access(path, os.W_OK):
+        raise PermissionError(f"cannot write {path}: the file is read-only")
 
 
 def game_config(game: dict[str, Any], config: RulesConfig | None = None) -> RulesConfig:

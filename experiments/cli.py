@@ -295,11 +295,14 @@ def replay_command(
     gif: Optional[Path] = typer.Option(None, "--gif", help="Also draw the game, one frame per action, as this GIF."),
 ) -> None:
     """Replay a saved game and narrate it (and draw it as an animated GIF with --gif)."""
-    from agents.replay import ReplayError, load_games, replay_game
+    from agents.replay import ReplayError, check_output_file, load_games, replay_game
 
     cfg = _config(rules) if rules is not None else None
-    if gif is not None and (gif.is_dir() or not gif.parent.is_dir()):
-        raise typer.BadParameter(f"{gif} is not a file path in an existing folder", param_hint="--gif")
+    if gif is not None:
+        try:  # before any work: a bad path must not wait for every frame to be drawn
+            check_output_file(gif, ".gif")
+        except (ValueError, OSError) as err:
+            raise typer.BadParameter(str(err), param_hint="--gif") from None
     try:
         games = load_games(file)
     except ReplayError as err:
@@ -310,26 +313,20 @@ def replay_command(
         raise typer.Exit(1)
     if game >= len(games):
         raise typer.BadParameter(f"{file} holds {len(games)} game(s) (0..{len(games) - 1})", param_hint="--game")
-    frames: list = []
-    draw = None
-    if gif is not None:
-        from tqdm import tqdm
-
-        from tacocat_env.render import render_image, save_gif
-
-        bar = tqdm(total=len(games[game]["actions"]) + 1, desc="drawing frames", unit="frame")
-
-        def draw(state) -> None:
-            frames.append(render_image(state))
-            bar.update()
+    states: list = []  # with --gif: every state of the replay, drawn once the whole game replayed
+    keep = None if gif is None else (lambda state: states.append(state.clone()))
     try:
-        replay = replay_game(games[game], config=cfg, show_actions=actions, on_state=draw)
+        replay = replay_game(games[game], config=cfg, show_actions=actions, on_state=keep)
     except ReplayError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1) from None
     typer.echo("\n".join(replay.lines))
     if gif is not None:
-        bar.close()
+        from tqdm import tqdm
+
+        from tacocat_env.render import render_image, save_gif
+
+        frames = [render_image(state) for state in tqdm(states, desc="drawing frames", unit="frame")]
         typer.echo(f"wrote {save_gif(frames, gif, seconds_per_frame=0.5)} ({len(frames)} frames)")
 
 
