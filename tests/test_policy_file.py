@@ -69,7 +69,8 @@ def meta_bytes(meta: object) -> bytes:
     return meta if isinstance(meta, bytes) else json.dumps(meta).encode()
 
 
-def policy_zip(path: Path, meta: object = None, compression: int = zipfile.ZIP_STORED, **arrays: np.ndarray | bytes) -> Path:
+def policy_zip(path: Path, meta: object = None, compression: int = zipfile.ZIP_STORED,
+               **arrays: np.ndarray | bytes) -> Path:
     """A zip of `.npy` members: the metadata (a dict, or raw bytes) and the arrays (or raw member bytes)."""
     members = {"metadata": npy(np.frombuffer(meta_bytes(metadata() if meta is None else meta), np.uint8)),
                **{name: value if isinstance(value, bytes) else npy(value)
@@ -167,8 +168,9 @@ BAD_FILES: dict[str, tuple[Callable[[Path], Path], str]] = {
                         "layer_0_weight is a 2-D complex64 array"),
     "a 3-D weight": (lambda p: policy_zip(p, layer_0_weight=np.zeros((HIDDEN, OBS, 1), np.float32)),
                      "layer_0_weight is a 3-D float32 array, expected a 2-D float array"),
-    "shapes that do not chain": (lambda p: policy_zip(p, layer_1_weight=np.zeros((N_ACTIONS, HIDDEN + 1), np.float32)),
-                                 f"layer 1 weight has shape ({N_ACTIONS}, {HIDDEN + 1}), expected (1..65536, {HIDDEN})"),
+    "shapes that do not chain": (
+        lambda p: policy_zip(p, layer_1_weight=np.zeros((N_ACTIONS, HIDDEN + 1), np.float32)),
+        f"layer 1 weight has shape ({N_ACTIONS}, {HIDDEN + 1}), expected (1..65536, {HIDDEN})"),
     "first layer is not the observation size": (
         lambda p: policy_zip(p, layer_0_weight=np.zeros((HIDDEN, OBS - 1), np.float32)),
         f"layer 0 weight has shape ({HIDDEN}, {OBS - 1}), expected (1..65536, {OBS})"),
@@ -199,7 +201,8 @@ BAD_FILES: dict[str, tuple[Callable[[Path], Path], str]] = {
                            "metadata observation_size: Input should be greater than 0"),
     "ruleset_hash a number": (lambda p: policy_zip(p, metadata(ruleset_hash=7)),
                               "metadata ruleset_hash: Input should be a valid string"),
-    "unknown activation": (lambda p: policy_zip(p, metadata(activation="gelu")), "metadata activation: Input should be"),
+    "unknown activation": (lambda p: policy_zip(p, metadata(activation="gelu")),
+                           "metadata activation: Input should be 'tanh' or 'relu'"),
     "another format": (lambda p: policy_zip(p, metadata(format="tacocat-mlp-v0")), "metadata format: Input should be"),
     "more layers than members": (lambda p: policy_zip(p, metadata(layers=3)),
                                  "it has no layer_2_bias (the metadata says 3 layers)"),
