@@ -39,19 +39,34 @@ default "default"), ``deck`` ("1:2 2:3 ..."), ``board`` ("4 6 9 7 9 6 4"), ``arr
 ``arrows`` ("both player_0 ..."), ``tie_policy``, ``max_rounds``, ``round_reward`` (-1: from
 the preset). `game_params(config)` writes them for any config; `load_game(config_or_preset)`
 loads the game.
+
+Serialization is plain text, never a pickle. pyspiel writes a Python game's state as its
+history plus a base64 pickle of the state's attributes (``__dict__=``) and unpickles that on
+load, so a crafted text would run code; a Python game cannot override that C++ path. Importing
+this module therefore installs `serialize_game_and_state` and `deserialize_game_and_state` as
+``pyspiel.serialize_game_and_state`` / ``pyspiel.deserialize_game_and_state``: a python_tacocat
+text is OpenSpiel's envelope with the game string (the rules parameters) and the action history
+(``history=player:action,...``, ``move_number=n``), and loading it replays that history through
+the engine, every move checked legal and every chance outcome possible. Texts of other games go
+to pyspiel unchanged. `TacocatState.serialize` and `TacocatGame.deserialize_state` are the
+state-section halves. Bad text and illegal actions raise `TacocatSpielError`, which is both a
+``pyspiel.SpielError`` and a ``ValueError``, and change nothing.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pyspiel
+from pydantic import ValidationError
 
 from tacocat_env.config import RulesConfig
 from tacocat_env.engine import GameState, apply_action, legal_actions, new_game, returns
+from tacocat_env.errors import TacocatError
 from tacocat_env.observation import ObservationLayout, describe, encode
 from tacocat_env.presets import preset_config
 from tacocat_env.ruleset import Ruleset, compile_rules
@@ -82,6 +97,12 @@ _GAME_TYPE = pyspiel.GameType(
 )
 
 
+class TacocatSpielError(pyspiel.SpielError, TacocatError):
+    """Bad input to python_tacocat: a serialized text that is not a state of the game, or an
+    action that cannot be applied where it is; nothing is changed. A ``pyspiel.SpielError``, as
+    OpenSpiel raises for bad input, and a ``ValueError`` (`TacocatError`), as the package does."""
+
+
 # ---------------------------------------------------------------------------------------
 # parameters <-> rules config
 # ---------------------------------------------------------------------------------------
@@ -110,16 +131,19 @@ def _parse_ints(name: str, text: str) -> list[int]:
     try:
         return [int(item) for item in text.split()]
     except ValueError:
-        raise ValueError(f"{GAME_NAME}: parameter {name}={text!r} must be integers separated by spaces") from None
+        raise ValueError(f"{GAME_NAME}: parameter {name} must be integers separated by spaces") from None
 
 
 def _parse_deck(text: str) -> dict[int, int]:
     deck: dict[int, int] = {}
-    for item in text.split():
+    for index, item in enumerate(text.split(), start=1):
         value, sep, copies = item.partition(":")
-        if not sep:
-            raise ValueError(f"{GAME_NAME}: parameter deck={text!r}: entry {item!r} is not value:copies")
-        deck[_parse_ints("deck", value)[0]] = _parse_ints("deck", copies)[0]
+        if not sep or not value or not copies:
+            raise ValueError(f"{GAME_NAME}: parameter deck: entry {index} is not value:copies")
+        card = _parse_ints("deck", value)[0]
+        if card in deck:
+            raise ValueError(f"{GAME_NAME}: parameter deck: entry {index} repeats the value {card}")
+        deck[card] = _parse_ints("deck", copies)[0]
     return deck
 
 
@@ -174,6 +198,27 @@ class TacocatGame(pyspiel.Game):
 
     def new_initial_state(self) -> TacocatState:
         return TacocatState(self)
+
+    def deserialize_state(self, text: str) -> TacocatState:
+        """The state that `TacocatState.serialize` wrote as `text`, rebuilt by replaying its
+        history through the engine (every move legal, every chance outcome possible). Raises
+        `TacocatSpielError` naming the first problem; nothing in the text is unpickled."""
+        if not isinstance(text, str):
+            raise TacocatSpielError(f"{_TEXT}: the state must be a str, got {type(text).__name__}")
+        if len(text) > MAX_TEXT_CHARS:
+            raise TacocatSpielError(f"{_TEXT}: {len(text)} characters, more than the limit of {MAX_TEXT_CHARS}")
+        history = _parse_state(text)
+        state = self.new_initial_state()
+        for index, (player, action) in enumerate(history, start=1):
+            to_act = state.current_player()
+            if player != to_act:
+                raise TacocatSpielError(f"{_TEXT}: history entry {index} is a move of {_who(player)}, "
+                                        f"but {_who(to_act)} is to act there")
+            try:
+                state.apply_action(action)
+            except TacocatSpielError as error:
+                raise TacocatSpielError(f"{_TEXT}: history entry {index}: {error}") from None
+        return state
 
     def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> TacocatObserver:
         if params:
@@ -250,6 +295,7 @@ class TacocatState(pyspiel.State):
         super().__init__(game)
         self._box = _Box(game.rules, engine)
         self._draws: _Draws | None = None
+        self._position = engine is not None  # no action history leads to it: not serializable
         if engine is None:
             self._logs: tuple[list[str], list[str]] = (["p0"], ["p1"])
             size = game.rules.board[game.config.centre]
@@ -311,8 +357,53 @@ class TacocatState(pyspiel.State):
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         draws = self._draws
-        assert draws is not None
+        if draws is None:
+            raise TacocatSpielError(f"{GAME_NAME}: chance_outcomes() at a state that is not a chance node")
         return _outcomes(draws)
+
+    def apply_action(self, action: int) -> None:
+        """pyspiel's ``apply_action`` with the action checked first: an id that is no integer,
+        out of range (-1 included, which OpenSpiel's C++ side stops with an internal check),
+        not legal or not a possible chance outcome raises `TacocatSpielError`, and the state
+        stays as it was."""
+        super().apply_action(self._checked_action(action))
+
+    def child(self, action: int) -> TacocatState:
+        """pyspiel's ``child``, the action checked as `apply_action` checks it."""
+        return super().child(self._checked_action(action))
+
+    def _checked_action(self, action: object) -> int:
+        """`action` as an int if its type and range fit this state; legality of a move is left
+        to the engine (`_apply_move`), so the common case costs one range check."""
+        if self.is_terminal():
+            raise TacocatSpielError(f"{GAME_NAME}: the game is over; no action can be applied")
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise TacocatSpielError(f"{GAME_NAME}: an action must be an integer id, got "
+                                    f"{type(action).__name__}; {self._choices()}")
+        action = int(action)
+        if self._draws is not None:
+            if action not in dict(_outcomes(self._draws)):
+                raise TacocatSpielError(f"{GAME_NAME}: chance outcome {action} is not possible here; {self._choices()}")
+        elif not 0 <= action < self.rules.codec.size:
+            raise TacocatSpielError(f"{GAME_NAME}: action {action} is out of range [0, {self.rules.codec.size}); "
+                                    f"{self._choices()}")
+        return action
+
+    def _choices(self) -> str:
+        if self._draws is not None:
+            return "possible chance outcomes: " + ", ".join(str(c) for c, _ in _outcomes(self._draws))
+        names = self.rules.codec.names  # as the engine's errors write them
+        return "legal: " + ", ".join(f"{a}={names[a]!r}" for a in self.legal_actions())
+
+    def serialize(self) -> str:
+        """The state as plain text, the C++ layout without its pickled ``__dict__=`` line:
+        ``history=player:action,...`` and ``move_number=n``. `TacocatGame.deserialize_state`
+        replays it. A state built from a position has no history and raises."""
+        if self._position:
+            raise TacocatSpielError(f"{GAME_NAME}: a state built from a position (TacocatState(game, engine)) "
+                                    "has no action history, so it cannot be serialized")
+        history = ",".join(f"{item.player}:{item.action}" for item in self.full_history())
+        return f"history={history}\nmove_number={self.move_number()}"
 
     def _apply_action(self, action: int) -> None:
         if self._draws is not None:
@@ -328,6 +419,8 @@ class TacocatState(pyspiel.State):
             slot, _, _ = draws.current()
             who = draws.slots[slot][0]
             return f"chance: player_{who} gets {action} x {self.rules.values[draws.value]}"
+        if not 0 <= action < self.rules.codec.size:
+            return f"invalid action {action}"
         return self.rules.codec.names[action]
 
     def __str__(self) -> str:
@@ -360,7 +453,10 @@ class TacocatState(pyspiel.State):
         assert engine is not None
         player = engine.to_act
         trial = engine.clone(rng=_UNUSED_RNG)
-        apply_action(trial, action)  # raises (state unchanged) if the move is illegal
+        try:
+            apply_action(trial, action)
+        except TacocatError as error:  # an illegal move: the state is unchanged
+            raise TacocatSpielError(f"{GAME_NAME}: {error}") from None
         self._logs[player].append(self.rules.codec.names[action])
         new_events = trial.events[len(engine.events):]
         slots: list[tuple[int, int]] = []
@@ -387,7 +483,7 @@ class TacocatState(pyspiel.State):
         draws = self._draws
         assert draws is not None
         if count not in dict(_outcomes(draws)):
-            raise ValueError(f"chance outcome {count} is not possible here")
+            raise TacocatSpielError(f"{GAME_NAME}: chance outcome {count} is not possible here; {self._choices()}")
         _, _, chosen = draws.current()
         chosen[draws.value] = count
         draws.value += 1
@@ -493,6 +589,150 @@ def _outcomes(draws: _Draws) -> list[tuple[int, float]]:
 
 
 # ---------------------------------------------------------------------------------------
+# serialization: the game string and the action history, replayed on load
+# ---------------------------------------------------------------------------------------
+#: the longest serialized text read, in characters (a 60-round game of the default rules
+#: takes a few KB; the limit bounds parsing and the replay before any of it starts)
+MAX_TEXT_CHARS = 16 * 2**20
+_TEXT = f"{GAME_NAME} serialized state"
+_SECTIONS = {"[Meta]": "meta", "[Game]": "game", "[State]": "state"}
+_ENTRY = re.compile(r"(-1|0|1):(\d{1,9})")
+_NUMBER = re.compile(r"\d{1,9}")
+_PYSPIEL_SERIALIZE = pyspiel.serialize_game_and_state
+_PYSPIEL_DESERIALIZE = pyspiel.deserialize_game_and_state
+
+
+def serialize_game_and_state(game: pyspiel.Game, state: pyspiel.State) -> str:
+    """OpenSpiel's game-and-state text; for python_tacocat, plain text: the game string and
+    `TacocatState.serialize`. Installed as ``pyspiel.serialize_game_and_state`` (other games:
+    pyspiel's own)."""
+    if not isinstance(state, TacocatState):
+        return _PYSPIEL_SERIALIZE(game, state)
+    if not isinstance(game, TacocatGame) or game.serialize() != state.get_game().serialize():
+        raise TacocatSpielError(f"{GAME_NAME}: the state is not a state of the game given with it")
+    return ("# Automatically generated by tacocat_env.openspiel: the game and its action history\n"
+            f"[Meta]\nVersion: 1\n\n[Game]\n{game.serialize()}\n[State]\n{state.serialize()}\n")
+
+
+def deserialize_game_and_state(text: str) -> tuple[TacocatGame, TacocatState]:
+    """The game and state of a text `serialize_game_and_state` wrote, the state rebuilt by
+    `TacocatGame.deserialize_state`. Raises `TacocatSpielError` naming the problem for any
+    other text, another game's included."""
+    if not isinstance(text, str):
+        raise TacocatSpielError(f"{_TEXT}: the text must be a str, got {type(text).__name__}")
+    if len(text) > MAX_TEXT_CHARS:
+        raise TacocatSpielError(f"{_TEXT}: {len(text)} characters, more than the limit of {MAX_TEXT_CHARS}")
+    sections = _sections(text)
+    missing = [header for header, name in _SECTIONS.items() if name not in sections]
+    if missing:
+        raise TacocatSpielError(f"{_TEXT}: the text has no {' '.join(missing)} section")
+    if sections["meta"] != "Version: 1":
+        raise TacocatSpielError(f"{_TEXT}: the [Meta] section is not 'Version: 1'")
+    game = _game_from_string(sections["game"])
+    return game, game.deserialize_state(sections["state"])
+
+
+def _pyspiel_deserialize_game_and_state(text: str) -> tuple[pyspiel.Game, pyspiel.State]:
+    """``pyspiel.deserialize_game_and_state`` once this module is imported: a text that names
+    python_tacocat is read by `deserialize_game_and_state`; any other goes to pyspiel, after a
+    check of the section layout that pyspiel would refuse too (for a message naming the line)."""
+    if isinstance(text, str) and GAME_NAME not in text:
+        _sections(text)
+        return _PYSPIEL_DESERIALIZE(text)
+    return deserialize_game_and_state(text)
+
+
+def _sections(text: str) -> dict[str, str]:
+    """The sections of OpenSpiel's layout, read as its C++ reader reads them: blank and '#'
+    lines skipped, the headers [Meta], [Game], [State] once each and in that order."""
+    found: dict[str, list[str]] = {}
+    current: str | None = None
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line or line.startswith("#"):
+            continue
+        if line in _SECTIONS:
+            if list(_SECTIONS).index(line) != len(found):
+                raise TacocatSpielError(f"serialized game and state: line {number}: the section {line} is "
+                                        "out of order or repeated (expected [Meta], [Game], [State])")
+            current = _SECTIONS[line]
+            found[current] = []
+        elif current is None:
+            raise TacocatSpielError(f"serialized game and state: line {number} comes before the [Meta] section "
+                                    "(not an OpenSpiel game-and-state text)")
+        else:
+            found[current].append(line)
+    return {name: "\n".join(lines) for name, lines in found.items()}
+
+
+def _game_from_string(text: str) -> TacocatGame:
+    """The game of a ``python_tacocat(name=value,...)`` string, each value typed by
+    `PARAMETERS` (read here, so that errors name the parameter)."""
+    prefix = f"{GAME_NAME}("
+    if not (text.startswith(prefix) and text.endswith(")")):
+        if text.startswith(prefix):
+            what = "cut short: its game string has no closing ')'"
+        elif GAME_NAME in text:
+            what = "python_tacocat inside another game, whose state would be unpickled"
+        else:
+            what = "not a python_tacocat game"
+        raise TacocatSpielError(f"{_TEXT}: the [Game] section is {what} (expected {GAME_NAME}(name=value,...))")
+    params: dict[str, Any] = {}
+    body = text[len(prefix):-1]
+    for item in body.split(",") if body else []:
+        name, sep, value = item.partition("=")
+        if not sep or name not in PARAMETERS or name in params:
+            raise TacocatSpielError(f"{_TEXT}: the [Game] section has an entry that is not one of "
+                                    f"{sorted(PARAMETERS)} = value, or a parameter twice")
+        kind = type(PARAMETERS[name])
+        try:
+            params[name] = kind(value)
+        except ValueError:
+            what = "an integer" if kind is int else "a number"
+            raise TacocatSpielError(f"{_TEXT}: the [Game] parameter {name} is not {what}") from None
+    try:
+        game = pyspiel.load_game(GAME_NAME, params)
+    except ValidationError as error:  # one line, without pydantic's echo of the values
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'rules'}: "
+                             f"{e['msg'].removeprefix('Value error, ')}" for e in error.errors())
+        raise TacocatSpielError(f"{_TEXT}: the [Game] section's rules are invalid: {problems}") from None
+    except (ValueError, pyspiel.SpielError) as error:
+        raise TacocatSpielError(f"{_TEXT}: the [Game] section: {str(error).removeprefix(GAME_NAME + ': ')}") from None
+    assert isinstance(game, TacocatGame)
+    return game
+
+
+def _parse_state(text: str) -> list[tuple[int, int]]:
+    """The history of a state section (``history=...`` then ``move_number=n``), checked for form."""
+    lines = text.split("\n")
+    if any(line.startswith("__dict__=") for line in lines):
+        raise TacocatSpielError(f"{_TEXT}: it holds a pickled Python state (__dict__=), which is never loaded; "
+                                f"{GAME_NAME} states are their action history")
+    if len(lines) != 2 or not lines[0].startswith("history=") or not lines[1].startswith("move_number="):
+        raise TacocatSpielError(f"{_TEXT}: the [State] section must be two lines, history=player:action,... "
+                                "and move_number=n")
+    entries = lines[0][len("history="):]
+    history: list[tuple[int, int]] = []
+    for index, entry in enumerate(entries.split(",") if entries else [], start=1):
+        match = _ENTRY.fullmatch(entry)
+        if match is None:
+            raise TacocatSpielError(f"{_TEXT}: history entry {index} is not player:action "
+                                    "(player -1 for chance, 0 or 1; action a non-negative id)")
+        history.append((int(match[1]), int(match[2])))
+    number = lines[1][len("move_number="):]
+    if _NUMBER.fullmatch(number) is None or int(number) != len(history):
+        raise TacocatSpielError(f"{_TEXT}: move_number is not the number of history entries ({len(history)})")
+    return history
+
+
+def _who(player: int) -> str:
+    if player == pyspiel.PlayerId.CHANCE:
+        return "chance"
+    if player == pyspiel.PlayerId.TERMINAL:
+        return "nobody (the game is over)"
+    return f"player_{player}"
+
+
+# ---------------------------------------------------------------------------------------
 # observations
 # ---------------------------------------------------------------------------------------
 class TacocatObserver:
@@ -523,3 +763,5 @@ class TacocatObserver:
 
 
 pyspiel.register_game(_GAME_TYPE, TacocatGame)
+pyspiel.serialize_game_and_state = serialize_game_and_state
+pyspiel.deserialize_game_and_state = _pyspiel_deserialize_game_and_state

@@ -27,7 +27,7 @@ from agents.openspiel_agents import tabular_policy
 from tacocat_env import RulesConfig, apply_action, encode, legal_actions, new_game, returns
 from tacocat_env.config import make_config
 from tacocat_env.engine import Phase
-from tacocat_env.openspiel import GAME_NAME, TacocatState, config_from_params, game_params, load_game
+from tacocat_env.openspiel import GAME_NAME, TacocatSpielError, TacocatState, config_from_params, game_params, load_game
 from tacocat_env.presets import PRESETS, preset_config
 
 TINY = preset_config("tiny")
@@ -95,7 +95,7 @@ def test_illegal_move_raises_and_changes_nothing():
     state = _dealt(load_game("tiny"), seed=0)
     before = (str(state), state.information_state_string(0), state.history())
     illegal = next(a for a in range(load_game("tiny").num_distinct_actions()) if a not in state.legal_actions())
-    with pytest.raises(Exception):
+    with pytest.raises(TacocatSpielError, match="is not legal"):
         state.apply_action(illegal)
     assert (str(state), state.information_state_string(0), state.history()) == before
 
