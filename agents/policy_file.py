@@ -38,7 +38,8 @@ import numpy as np
 from numpy.lib import format as npy
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-FORMAT: Final = "tacocat-mlp-v1"
+Format = Literal["tacocat-mlp-v1"]
+FORMAT: Final[Format] = "tacocat-mlp-v1"
 Activation = Literal["tanh", "relu"]
 ACTIVATIONS: dict[Activation, Callable[[np.ndarray], np.ndarray]] = {
     "tanh": np.tanh,
@@ -73,7 +74,7 @@ class PolicyMetadata(BaseModel):
     """The `metadata` member of a policy file (validated on every load and every save)."""
 
     model_config = ConfigDict(extra="allow", strict=True)
-    format: Literal["tacocat-mlp-v1"]
+    format: Format
     activation: Activation
     layers: int = Field(ge=1, le=MAX_LAYERS)
     ruleset_hash: str = Field(min_length=1, max_length=128)
