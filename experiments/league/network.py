@@ -3,7 +3,7 @@
 Plain JAX rather than flax or equinox: the network is two small MLPs, their parameters are a
 dict of lists of (weight, bias) arrays, so checkpoints are npz members in a fixed order, the
 export to the numpy ladder agent is a transpose, and the only new dependency is optax (docs/LEAGUE.md).
-Weights are stored (in, out) as JAX multiplies them; exported (out, in) as `agents.rllib_agent`'s
+Weights are stored (in, out) as JAX multiplies them; exported (out, in) as `agents.policy_file`'s
 `tacocat-mlp-v1` format reads them. Both networks see the observation scaled into [0, 1]
 (`input_scale`); the export folds that scale into the first layer.
 """
