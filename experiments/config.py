@@ -418,11 +418,14 @@ def read_small_file(path: Path, limit: int, what: str, error: type[ValueError] =
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as err:
         raise error(f"{path}: cannot read {what} ({err.strerror})") from None
-    with os.fdopen(fd, "rb") as file:
+    try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise error(f"{path}: {what} must be a regular file")
-        data = file.read(limit + 1)
+        with os.fdopen(fd, "rb", closefd=False) as file:
+            data = file.read(limit + 1)
+    finally:
+        os.close(fd)
     if max(info.st_size, len(data)) > limit:
         raise error(f"{path}: {what} is over the limit of {limit:,} bytes")
     return data
