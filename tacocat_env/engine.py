@@ -321,17 +321,7 @@ def apply_action(state: GameState, action: int, player: int | None = None) -> No
     if type(action) is int and action in legal:  # the common case, checked cheaply
         _apply_legal(state, action)
         return
-    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-        raise ActionOutOfRangeError(
-            f"action must be an integer id in [0, {codec.size}), got {action!r}; legal: {_legal_text(state, legal)}",
-            action, legal, [codec.names[a] for a in legal],
-        )
-    action = int(action)
-    if not 0 <= action < codec.size:
-        raise ActionOutOfRangeError(
-            f"action {action} is out of range [0, {codec.size}); legal: {_legal_text(state, legal)}",
-            action, legal, [codec.names[a] for a in legal],
-        )
+    action = check_action_id(state, action)
     if action not in legal:
         raise IllegalActionError(
             f"'{codec.names[action]}' (action {action}) is not legal for player_{state.to_act} "
@@ -352,6 +342,25 @@ def _sacrifice(state: GameState) -> None:
     """R5.5: the answer is the defender's lowest card."""
     hand = state.hands[state.to_act]
     _answer(state, next(v for v, n in enumerate(hand) if n))
+
+
+def check_action_id(state: GameState, action: object) -> int:
+    """`action` as an int id of the action space; `ActionOutOfRangeError` (naming the legal
+    moves) for anything else: a non-integer, a boolean, an id outside [0, N)."""
+    codec = state.rules.codec
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        legal = legal_actions(state)
+        raise ActionOutOfRangeError(
+            f"action must be an integer id in [0, {codec.size}), got {action!r}; legal: {_legal_text(state, legal)}",
+            action, legal, [codec.names[a] for a in legal],
+        )
+    if not 0 <= action < codec.size:
+        legal = legal_actions(state)
+        raise ActionOutOfRangeError(
+            f"action {action} is out of range [0, {codec.size}); legal: {_legal_text(state, legal)}",
+            action, legal, [codec.names[a] for a in legal],
+        )
+    return int(action)
 
 
 def _legal_text(state: GameState, legal: tuple[int, ...]) -> str:

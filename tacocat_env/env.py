@@ -46,7 +46,8 @@ for every decisive round (off by default). Rewards always sum to zero.
 By default (`illegal_action="raise"`) an illegal or out-of-range action raises
 `tacocat_env.IllegalActionError` (a `ValueError`) naming the move and the legal moves, and the
 game is left unchanged so play can continue. `illegal_action="penalize"` gives PettingZoo's
-`TerminateIllegalWrapper` behaviour instead (the offender gets -1 and the game ends).
+`TerminateIllegalWrapper` behaviour instead (the offender gets -1 and the game ends); an id
+outside the action space still raises `tacocat_env.ActionOutOfRangeError` in that mode.
 
 ## Arguments
 `tacocat_env.env(render_mode=None, config=None, illegal_action="raise", **rule_overrides)`:
@@ -69,7 +70,8 @@ from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from tacocat_env.config import RulesConfig, make_config
-from tacocat_env.engine import GameState, Phase, apply_action, legal_actions, new_game, returns, round_shaping
+from tacocat_env.engine import (GameState, Phase, apply_action, check_action_id, legal_actions, new_game, returns,
+                                round_shaping)
 from tacocat_env.errors import GameOverError
 from tacocat_env.observation import ObservationLayout, describe, encode, legal_mask
 from tacocat_env.render import render_image, render_text
@@ -92,10 +94,25 @@ def env(
     wrapped: AECEnv = raw_env(render_mode=render_mode, config=config, **rule_overrides)
     if illegal_action == "penalize":
         wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=-1)
-        wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+        wrapped = ActionRangeWrapper(wrapped)
     elif illegal_action != "raise":
         raise ValueError(f"illegal_action must be 'raise' or 'penalize', got {illegal_action!r}")
     return ForwardingOrderEnforcingWrapper(wrapped)
+
+
+class ActionRangeWrapper(wrappers.BaseWrapper):
+    """PettingZoo's `AssertOutOfBoundsWrapper` with the engine's error: an id outside the
+    action space (or not an integer) raises `ActionOutOfRangeError`, as in "raise" mode,
+    instead of a bare `AssertionError`; the game is unchanged. Only ids of the action space
+    reach `TerminateIllegalWrapper`, which penalizes the illegal ones."""
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if not (action is None and (self.terminations[agent] or self.truncations[agent])):
+            game = self.unwrapped.game
+            if game is not None:
+                check_action_id(game, action)
+        super().step(action)
 
 
 class ForwardingOrderEnforcingWrapper(wrappers.OrderEnforcingWrapper):

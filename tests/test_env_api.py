@@ -286,6 +286,21 @@ def test_illegal_action_raise_leaves_env_unchanged():
     assert e.agent_selection == "player_1"
 
 
+@pytest.mark.parametrize("action", [-1, 121, 10**9, 2.0, "3", True, np.int64(-5)])
+def test_penalize_mode_raises_for_ids_outside_the_action_space(action):
+    # penalize mode penalizes illegal moves of the action space only; anything else is the
+    # same ActionOutOfRangeError as in raise mode, and the game goes on unchanged
+    e = tacocat_env.env(illegal_action="penalize")
+    e.reset(seed=0)
+    before = e.observe("player_0")["observation"].copy()
+    with pytest.raises(tacocat_env.ActionOutOfRangeError, match="out of range|integer id"):
+        e.step(action)
+    assert not any(e.terminations.values()) and e.agent_selection == "player_0"
+    assert np.array_equal(e.observe("player_0")["observation"], before)
+    e.step(e.unwrapped.action_id("replace: stop"))  # play goes on
+    assert e.agent_selection == "player_1"
+
+
 def test_illegal_action_penalize_terminates_with_minus_one_for_offender():
     e = tacocat_env.env(illegal_action="penalize")
     e.reset(seed=0)
