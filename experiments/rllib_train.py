@@ -19,8 +19,8 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
-import socket
 import time
 import zlib
 from pathlib import Path
@@ -60,19 +60,54 @@ def resolve_address(cli_address: str | None, settings: RllibConfig) -> str | Non
     return cli_address or os.environ.get("RAY_ADDRESS") or settings.address
 
 
-def check_reachable(address: str, timeout_s: float = 3.0) -> None:
-    """A quick TCP probe of host:port, so that a wrong address fails in seconds, not minutes."""
+#: seconds the Ray handshake of `check_reachable` may take
+HANDSHAKE_TIMEOUT_S = 5.0
+#: a Ray address: [ray://]host:port, the host a name or an IPv4 address, or an IPv6 one in brackets
+ADDRESS = re.compile(r"(?:(?P<scheme>ray)://)?(?P<host>[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):(?P<port>[0-9]{1,5})")
+
+
+def check_reachable(address: str, timeout_s: float = HANDSHAKE_TIMEOUT_S) -> None:
+    """A Ray handshake with the cluster at `address` within `timeout_s`, the first call that
+    `ray.init` makes there: its GCS answers GetClusterId (host:port), or its Ray Client
+    server answers a ping (ray://host:port). So a wrong address (nothing listening, another
+    service, a port that accepts and says nothing) fails in seconds, where `ray.init` would
+    retry for minutes. The channel is Ray's own (`init_grpc_channel`: TLS and token
+    authentication as Ray has them configured)."""
     if address in ("auto", "local"):
         return
-    hostport = address.split("://", 1)[-1]
-    host, sep, port = hostport.rpartition(":")
-    if not sep or not port.isdigit() or not host:
-        raise RllibSetupError(f"Ray address {address!r} must look like host:port (or 'auto')")
+    parsed = ADDRESS.fullmatch(address)
+    if parsed is None or not 0 < int(parsed["port"]) < 65536:
+        raise RllibSetupError(f"Ray address {address!r} must look like host:port (a port of 1 to 65535), "
+                              "ray://host:port or 'auto'")
+    scheme, port = parsed["scheme"], parsed["port"]
+    import grpc
+    from ray._private.grpc_utils import init_grpc_channel
+    from ray.core.generated import gcs_service_pb2, gcs_service_pb2_grpc, ray_client_pb2, ray_client_pb2_grpc
+
+    channel = init_grpc_channel(address.removeprefix("ray://"))
     try:
-        socket.create_connection((host, int(port)), timeout=timeout_s).close()
-    except OSError as err:
-        raise RllibSetupError(f"cannot reach the Ray cluster at {address} ({err}); "
-                              "is `ray start --head` running there?") from None
+        if scheme == "ray":
+            ping = ray_client_pb2.ClusterInfoRequest(type=ray_client_pb2.ClusterInfoType.PING)
+            ray_client_pb2_grpc.RayletDriverStub(channel).ClusterInfo(ping, timeout=timeout_s)
+        else:
+            reply = gcs_service_pb2_grpc.NodeInfoGcsServiceStub(channel).GetClusterId(
+                gcs_service_pb2.GetClusterIdRequest(), timeout=timeout_s)
+            if reply.status.code != 0 or not reply.cluster_id:
+                raise RllibSetupError(f"the Ray cluster at {address} did not give its cluster id "
+                                      f"(status {reply.status.code})")
+    except grpc.RpcError as err:
+        code = err.code()
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            why = f"no Ray handshake within {timeout_s:g} s: something there accepts connections but is not Ray"
+        elif code == grpc.StatusCode.UNIMPLEMENTED:
+            why = "a gRPC service that is not Ray's " + ("client server" if scheme else "GCS") + " answered"
+        else:
+            why = f"{code.name}: {' '.join(str(err.details()).split())[:200]}"
+        port_hint = "the Ray Client port (10001 by default)" if scheme else "the GCS port (6379 by default)"
+        raise RllibSetupError(f"cannot reach the Ray cluster at {address} ({why}); is `ray start --head` running "
+                              f"there, and is {port} {port_hint}?") from None
+    finally:
+        channel.close()
 
 
 def needed_resources(settings: RllibConfig) -> tuple[float, float]:

@@ -254,6 +254,7 @@ def smoke_runs(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("rllib")
     start_ray(load_experiment(SMOKE).rllib, None)  # one Ray runtime for both (the CLI leaves it running)
+    check_reachable(ray.get_runtime_context().gcs_address)  # a real GCS passes the address check's handshake
     runner = CliRunner()
     try:
         result = runner.invoke(app, ["train", "--config", str(SMOKE), "--set", f"run_root={root}", "--no-progress",
