@@ -95,10 +95,11 @@ def _differences(recorded: Any, current: Any, prefix: str = "") -> list[str]:
 
 def resume_config(run_dir: Path) -> ExperimentConfig:
     """The config of a run to resume (`load_run_config`), refused unless the run is unfinished
-    and config.yaml is still the config the run started with: run.json's record of it, its
+    (sb3, league) and config.yaml is still the config the run started with: run.json's record of it, its
     ruleset hash and its backend (an edited config.yaml would relabel or mix the run's files)."""
     config = load_run_config(run_dir)
-    if (run_dir / "final.json").exists():
+    # (the RLlib trainer continues a finished run from its last checkpoint: experiments.rllib_train)
+    if config.backend != "rllib" and (run_dir / "final.json").exists():
         raise RunDirError(f"{run_dir} is a finished run (final.json exists, {config.total_timesteps} timesteps); "
                           "nothing to resume. Start a new run to train longer.")
     path = run_dir / "run.json"
