@@ -17,7 +17,11 @@ send heartbeats; a trial whose worker died (kill -9) is marked FAIL by the next 
 (`RetryHeartbeatStaleTrialCallback`). `--trials N` is the study's target of finished (complete or
 pruned) trials, so rerunning the same command resumes the study and runs only what is missing.
 
-Outputs in the study directory: study.db (default storage), trials/ (run directories),
+A new SQLite study is created under a lock on `<database>.lock` next to the file: Optuna creates
+its tables on first use without one, and processes creating one new file at once would fail
+with "table ... already exists" (optuna#1092, #4621).
+
+Outputs in the study directory: study.db (default storage) and study.db.lock, trials/ (run directories),
 best_config.yaml (the base experiment, at its own budget, with the best trial's parameters:
 `tacocat train --config` takes it as it is), summary.md, optimization_history.png,
 param_importances.png.
@@ -25,10 +29,13 @@ param_importances.png.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import warnings
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +44,7 @@ import optuna
 from optuna.storages import RDBStorage, RetryHeartbeatStaleTrialCallback, fail_stale_trials
 from optuna.trial import TrialState
 
-from experiments.config import ExperimentConfig
+from experiments.config import ExperimentConfig, set_field
 from experiments.tune_config import CategoricalParam, FloatParam, IntParam, PrunerConfig, TuneSetup
 
 FINISHED = (TrialState.COMPLETE, TrialState.PRUNED)
@@ -57,29 +64,69 @@ def make_pruner(config: PrunerConfig) -> optuna.pruners.BasePruner:
 
 
 def open_study(setup: TuneSetup, worker: int = 0) -> optuna.Study:
-    """Create or load the study in its storage. A bad storage URL raises ValueError."""
+    """Create or load the study in its storage (a new SQLite file under `creation_lock`). A bad
+    storage URL raises ValueError."""
     import sqlalchemy.exc
 
     tune = setup.tune
     url = tune.storage_url
-    engine_kwargs = {"connect_args": {"timeout": 60}} if url.startswith("sqlite") else {}
+    database = sqlite_database(url)
+    engine_kwargs = {"connect_args": {"timeout": 60}} if database is not None else {}
     if tune.storage is None:
         tune.directory.mkdir(parents=True, exist_ok=True)
-    try:
-        with warnings.catch_warnings():  # heartbeats are marked experimental in Optuna
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-            storage = RDBStorage(
-                url, engine_kwargs=engine_kwargs,
-                heartbeat_interval=tune.heartbeat.interval, grace_period=tune.heartbeat.grace_period,
-                heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(max_retry=tune.heartbeat.max_retry),
-            )
-    except (sqlalchemy.exc.SQLAlchemyError, ImportError, ValueError) as err:
-        raise ValueError(f"storage {redact(url)}: {str(err).splitlines()[0]}") from None
     sampler = optuna.samplers.TPESampler(seed=tune.sampler.seed + worker,
                                          n_startup_trials=tune.sampler.n_startup_trials,
                                          multivariate=tune.sampler.multivariate)
-    return optuna.create_study(study_name=tune.study, storage=storage, sampler=sampler,
-                               pruner=make_pruner(tune.pruner), direction="maximize", load_if_exists=True)
+    with creation_lock(database, url):
+        try:
+            with warnings.catch_warnings():  # heartbeats are marked experimental in Optuna
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                storage = RDBStorage(
+                    url, engine_kwargs=engine_kwargs,
+                    heartbeat_interval=tune.heartbeat.interval, grace_period=tune.heartbeat.grace_period,
+                    heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(max_retry=tune.heartbeat.max_retry),
+                )
+            return optuna.create_study(study_name=tune.study, storage=storage, sampler=sampler,
+                                       pruner=make_pruner(tune.pruner), direction="maximize", load_if_exists=True)
+        except (sqlalchemy.exc.SQLAlchemyError, ImportError, ValueError, RuntimeError) as err:
+            # RuntimeError: Optuna's "table schema is not compatible" for a database of another version
+            raise ValueError(f"storage {redact(url)}: {str(err).splitlines()[0]}") from None
+
+
+def sqlite_database(url: str) -> Path | None:
+    """The database file of a SQLite URL, None for any other URL (a malformed one is left to
+    RDBStorage's error). An in-memory SQLite database is refused: the study's workers and its
+    report each open the storage anew, so every one would see an empty study."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return None
+    if parsed.get_backend_name() != "sqlite":
+        return None
+    if not parsed.database or ":memory:" in parsed.database or parsed.query.get("mode") == "memory":
+        raise ValueError(f"storage {redact(url)}: an in-memory SQLite database would not outlive one worker; "
+                         "give a file (sqlite:///path/study.db)")
+    return Path(parsed.database)
+
+
+@contextmanager
+def creation_lock(database: Path | None, url: str) -> Iterator[None]:
+    """Hold an exclusive lock on `<database>.lock` (nothing for a server database): one process
+    at a time creates or loads the study (see the module docstring)."""
+    if database is None:
+        yield
+        return
+    lock = database.with_name(database.name + ".lock")
+    try:
+        handle = lock.open("a")
+    except OSError as err:
+        raise ValueError(f"storage {redact(url)}: cannot open the lock file {lock} ({err.strerror})") from None
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file is closed
+        yield
 
 
 def redact(url: str) -> str:
@@ -87,9 +134,10 @@ def redact(url: str) -> str:
     from sqlalchemy.engine import make_url
 
     try:
-        return make_url(url).render_as_string(hide_password=True)
+        parsed = make_url(url)
     except Exception:  # not a URL at all: nothing to hide that we could find
         return url
+    return url if parsed.password is None else parsed.render_as_string(hide_password=True)
 
 
 def suggest(trial: optuna.Trial, setup: TuneSetup) -> dict[str, Any]:
@@ -128,10 +176,14 @@ class Objective:
         final evaluation = the objective's matches."""
         tune = self.setup.tune
         config = self.setup.experiment(params)
-        final = [{"agent": agent, "deal_pairs": tune.objective.deal_pairs} for agent in config.eval.opponents]
+        per_trial = {  # tune_config.PER_TRIAL_FIELDS: the fields a tune file may not set
+            "name": f"{config.name}_trial{number:04d}", "run_root": str(tune.directory / "trials"),
+            "eval.final": [{"agent": agent, "deal_pairs": tune.objective.deal_pairs} for agent in config.eval.opponents],
+            "eval.workers": tune.objective.workers,
+        }
         data = config.model_dump(mode="json")
-        data.update(name=f"{config.name}_trial{number:04d}", run_root=str(tune.directory / "trials"))
-        data["eval"].update(final=final, workers=tune.objective.workers)
+        for key, value in per_trial.items():
+            set_field(data, key.split("."), value, key)
         return ExperimentConfig(**data)
 
     def __call__(self, trial: optuna.Trial) -> float:
@@ -179,6 +231,9 @@ def run_study(setup: TuneSetup, trials: int, workers: int = 1, progress: bool = 
     """Run (or resume) the study with `workers` processes sharing its storage; write the report."""
     from agents.evaluation import mp_context
 
+    for what, value in (("trials", trials), ("workers", workers)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{what} must be a whole number of at least 1, got {value!r}")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = open_study(setup)
     if setup.tune.enqueue_base and not study.trials:

@@ -5,7 +5,8 @@ trial's budget, the objective, the sampler and pruner, the storage, and the sear
 Search-space keys are dotted fields of the experiment config (`algo.learning_rate`); each
 range's ends and each categorical choice are checked against the experiment config's own
 types and bounds when the file is loaded, so a bad search space fails before any training,
-with an error that names the field.
+with an error that names the field. The fields `tacocat tune` sets in every trial
+(`PER_TRIAL_FIELDS`) can be neither searched nor set by the trial overrides.
 """
 
 from __future__ import annotations
@@ -17,11 +18,17 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from experiments.config import ExperimentConfig, read_experiment, set_field
+from experiments.config import NAME_PATTERN, ExperimentConfig, parse_config_file, read_experiment, set_field
+
+#: experiment fields that `tacocat tune` sets in every trial (experiments.tune's
+#: `Objective.trial_config`): the trial's name, its run directory under the study's trials/
+#: folder and its final evaluation (the objective's matches); a value for them in the search
+#: space or the trial overrides would be overwritten, so it is refused
+PER_TRIAL_FIELDS = ("name", "run_root", "eval.final", "eval.workers")
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class FloatParam(_Strict):
@@ -125,7 +132,8 @@ class HeartbeatConfig(_Strict):
 
 
 class TuneConfig(_Strict):
-    study: str = Field(description="study name: its key in the storage")
+    study: str = Field(pattern=NAME_PATTERN, description="study name: its key in the storage and, by default, "
+                       "its folder runs/tune/<study> (letters, digits, _ - ., as experiment names)")
     base_config: str = Field(description="the experiment YAML tuned (relative to the tune file)")
     trial: dict[str, Any] = Field(default_factory=dict,
                                   description="dotted overrides of every trial (its budget), e.g. total_timesteps")
@@ -133,8 +141,9 @@ class TuneConfig(_Strict):
     sampler: SamplerConfig = Field(default_factory=SamplerConfig)
     pruner: PrunerConfig = Field(default_factory=lambda: MedianPrunerConfig(kind="median"))
     enqueue_base: bool = Field(default=True, description="the first trial tries the base experiment's own values")
-    storage: str | None = Field(default=None, description="SQLAlchemy URL (default: SQLite file in study_dir)")
-    study_dir: str | None = Field(default=None, description="default runs/tune/<study>")
+    storage: str | None = Field(default=None, min_length=1,
+                                description="SQLAlchemy URL (default: SQLite file in study_dir)")
+    study_dir: str | None = Field(default=None, min_length=1, description="default runs/tune/<study>")
     heartbeat: HeartbeatConfig = Field(default_factory=HeartbeatConfig)
     search_space: dict[str, Param] = Field(min_length=1)
 
@@ -187,8 +196,16 @@ class TuneSetup:
         return out
 
     def check(self) -> None:
-        """Try every range end and every choice of the search space against the experiment
-        config (defaults elsewhere), so that a bad field fails here with its name."""
+        """Refuse the fields every trial sets (`PER_TRIAL_FIELDS`), then try every range end and
+        every choice of the search space against the experiment config (defaults elsewhere), so
+        that a bad field fails here with its name."""
+        for where, keys in (("trial", self.tune.trial), ("search_space", self.tune.search_space)):
+            for key in keys:
+                field = per_trial_field(key)
+                if field is not None:
+                    raise ValueError(f"{self.source}: {where}.{key}: tacocat tune sets {field} in every trial "
+                                     f"(its own name, run directory and final evaluation), so it cannot be "
+                                     f"{'searched' if where == 'search_space' else 'overridden'}")
         try:
             self.experiment({})
         except ValueError as err:
@@ -203,12 +220,20 @@ class TuneSetup:
                                      f"of the experiment field ({err})") from None
 
 
+def per_trial_field(key: str) -> str | None:
+    """The field of `PER_TRIAL_FIELDS` that a dotted key names, lies inside (`eval.final.x`) or
+    holds (`eval`: a section that would replace eval.final), or None."""
+    for field in PER_TRIAL_FIELDS:
+        if key == field or field.startswith(key + ".") or key.startswith(field + "."):
+            return field
+    return None
+
+
 def load_tune(path: str | Path, study: str | None = None, storage: str | None = None) -> TuneSetup:
-    """Read and check a tune YAML; `study` and `storage` override the file's."""
+    """Read and check a tune YAML (a bounded read, as for experiment configs); `study` and
+    `storage` override the file's."""
     path = Path(path)
-    data = yaml.safe_load(path.read_text())
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: a tune config must be a YAML mapping")
+    data = parse_config_file(path, "the tune config")
     if study is not None:
         data["study"] = study
     if storage is not None:

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
 import optuna
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from optuna.distributions import FloatDistribution
 from optuna.storages import RetryHeartbeatStaleTrialCallback
 from optuna.trial import TrialState
@@ -20,8 +24,8 @@ from typer.testing import CliRunner
 from experiments.cli import app
 from experiments.compare import compare_runs
 from experiments.config import load_experiment
-from experiments.tune import make_pruner, open_study, run_study
-from experiments.tune_config import HyperbandPrunerConfig, MedianPrunerConfig, load_tune
+from experiments.tune import Objective, make_pruner, open_study, run_study
+from experiments.tune_config import PER_TRIAL_FIELDS, HyperbandPrunerConfig, MedianPrunerConfig, TuneConfig, load_tune
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "experiments" / "configs"
@@ -86,6 +90,155 @@ def test_bad_tune_keys_name_the_key(tmp_path):
         load_tune(write_tune(tmp_path, sampler={"n_startup": 3}))
     with pytest.raises(ValueError, match="trial overrides.*total_timesteps"):
         load_tune(write_tune(tmp_path, trial={"total_timesteps": 0}))
+
+
+BAD_STUDY_NAMES = ["../../../x", "/tmp/abs", "", "a\nb", "x\n", "a\x00b", "a\u2028b", "a\u2029b", "a\uff0fb",
+                   "x" * 101, ".", "..", "-x", "a b", "a/b", "a\\b", "é"]
+
+
+@pytest.mark.parametrize("name", BAD_STUDY_NAMES, ids=repr)
+def test_a_study_name_must_be_a_safe_name_and_nothing_is_created(tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)  # the default study folder is runs/tune/<study>, from here
+    tune_file = write_tune(tmp_path, study_dir=None)
+    with pytest.raises(ValueError) as err:
+        load_tune(tune_file, study=name)
+    assert "study" in str(err.value) and "pattern" in str(err.value)
+    assert "\n" not in str(err.value)
+    with pytest.raises(ValueError, match="study"):  # the same in the file itself
+        load_tune(write_tune(tmp_path, "named.yaml", study=name, study_dir=None))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["named.yaml", "tune.yaml"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(min_size=0, max_size=120))
+def test_an_accepted_study_name_keeps_its_folder_one_level_inside_runs_tune(name):
+    fields = {"study": name, "base_config": "x.yaml", "search_space": SPACE}
+    try:
+        tune = TuneConfig(**fields)
+    except ValueError:
+        return
+    assert tune.directory.parent == Path("runs", "tune") and tune.directory.name == name
+    assert os.path.normpath(tune.directory) == str(tune.directory)  # no '.', '..' or separators in it
+
+
+def test_the_experiment_name_pattern_is_the_study_name_pattern():
+    from experiments.config import NAME_PATTERN
+
+    assert TuneConfig.model_fields["study"].metadata[0].pattern == NAME_PATTERN
+
+
+def test_three_processes_creating_one_new_sqlite_study_at_once_all_share_it(tmp_path):
+    """Without the creation lock two of three fail with "table ... already exists" (Optuna
+    creates its tables on first use): each process waits for the other two before opening,
+    three rounds on three new study files; a failure is printed, not fatal, so no process
+    waits for a dead one."""
+    rounds, processes = 3, 3
+    files = []
+    for r in range(rounds):
+        (tmp_path / f"round{r}").mkdir()
+        files.append(write_tune(tmp_path / f"round{r}", study_dir=str(tmp_path / f"round{r}" / "study")))
+    child = textwrap.dedent("""
+        import sys, time
+        from pathlib import Path
+        from experiments.tune import open_study
+        from experiments.tune_config import load_tune
+        me, sync, files = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
+        setups = [load_tune(f) for f in files]
+        for r, setup in enumerate(setups):
+            (sync / f"ready{r}_{me}").touch()
+            while len(list(sync.glob(f"ready{r}_*"))) < %d:
+                time.sleep(0.001)
+            try:
+                print(r, open_study(setup)._study_id, flush=True)
+            except ValueError as err:
+                print(r, "failed:", err, flush=True)
+    """ % processes)
+    sync = tmp_path / "sync"
+    sync.mkdir()
+    procs = [subprocess.Popen([sys.executable, "-c", child, str(k), str(sync), *map(str, files)], cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(processes)]
+    try:
+        outputs = [proc.communicate(timeout=120)[0] for proc in procs]
+    finally:
+        for proc in procs:
+            proc.kill()
+    for out in outputs:
+        assert out.splitlines() == [f"{r} 1" for r in range(rounds)]  # every process: the one study
+    for f in files:
+        storage = f"sqlite:///{f.parent / 'study' / 'study.db'}"
+        assert [s.study_name for s in optuna.get_all_study_summaries(storage)] == ["tiny"]
+
+
+@pytest.mark.parametrize("where, key", [
+    ("search_space", "run_root"), ("search_space", "name"), ("search_space", "eval.final"),
+    ("search_space", "eval.workers"), ("search_space", "eval"), ("trial", "run_root"), ("trial", "eval.final"),
+])
+def test_fields_every_trial_sets_are_refused_naming_the_field(tmp_path, where, key):
+    value = {"search_space": {key: {"type": "categorical", "choices": ["a", "b"]}}, "trial": {**TINY_TRIAL, key: "x"}}
+    with pytest.raises(ValueError) as err:
+        load_tune(write_tune(tmp_path, **{where: value[where]}))
+    field = next(f for f in PER_TRIAL_FIELDS if f == key or f.startswith(key + "."))
+    assert f"{where}.{key}: tacocat tune sets {field} in every trial" in str(err.value)
+    assert not (tmp_path / "study").exists()
+
+
+def _leaves(data: dict, prefix: str = "") -> dict:
+    out = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            out.update(_leaves(value, f"{prefix}{key}."))
+        else:
+            out[prefix + key] = value
+    return out
+
+
+def test_per_trial_fields_are_exactly_the_fields_a_trial_config_sets(tmp_path):
+    setup = load_tune(write_tune(tmp_path, objective={"deal_pairs": 3, "workers": 3}))
+    params = {"algo.learning_rate": 5e-4, "algo.n_epochs": 2, "algo.net_arch": [16]}
+    before = _leaves(setup.experiment(params).model_dump(mode="json"))
+    after = _leaves(Objective(setup).trial_config(7, params).model_dump(mode="json"))
+    assert {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)} == set(PER_TRIAL_FIELDS)
+
+
+@pytest.mark.parametrize("storage, words", [
+    ("sqlite://", "in-memory"), ("sqlite:///:memory:", "in-memory"), ("sqlite:///file:x?mode=memory&uri=true", "in-memory"),
+    ("nosuchdb://x", "nosuchdb"), ("postgresql://user:secret@127.0.0.1:1/db", "storage postgresql://user:***@"),
+])
+def test_bad_storage_is_one_clear_error_without_the_password(tmp_path, storage, words):
+    setup = load_tune(write_tune(tmp_path, storage=storage))
+    with pytest.raises(ValueError) as err:
+        open_study(setup)
+    assert words in str(err.value) and "secret" not in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_sqlite_file_in_a_missing_folder_names_the_storage(tmp_path):
+    setup = load_tune(write_tune(tmp_path, storage=f"sqlite:///{tmp_path}/missing/study.db"))
+    with pytest.raises(ValueError, match=r"storage sqlite:///.*missing/study.db: cannot open the lock file"):
+        open_study(setup)
+    assert not (tmp_path / "missing").exists()
+
+
+def test_an_empty_storage_or_study_dir_is_refused(tmp_path):
+    for field in ("storage", "study_dir"):
+        with pytest.raises(ValueError, match=field):
+            load_tune(write_tune(tmp_path, **{field: ""}))
+
+
+@pytest.mark.parametrize("trials, workers", [(0, 1), (-1, 1), (True, 1), (1.5, 1), ("3", 1), (1, 0), (1, False)])
+def test_bad_trial_or_worker_counts_are_refused_before_the_study_is_opened(tmp_path, trials, workers):
+    setup = load_tune(write_tune(tmp_path))
+    with pytest.raises(ValueError, match="trials" if workers == 1 else "workers"):
+        run_study(setup, trials=trials, workers=workers, progress=False)
+    assert not (tmp_path / "study").exists()
+
+
+def test_a_tune_file_is_read_bounded(tmp_path):
+    with pytest.raises(ValueError, match="regular file"):
+        load_tune("/dev/zero")
+    big = tmp_path / "big.yaml"
+    big.write_text("study: x\n" + "#" * (2 << 20))
+    with pytest.raises(ValueError, match="over the limit"):
+        load_tune(big)
 
 
 def test_pruner_is_configurable():
