@@ -204,7 +204,7 @@ def test_stray_files_in_the_checkpoint_folder_are_ignored(run: Path) -> None:
     assert found is not None and found[1].timesteps == 768
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(field=st.sampled_from(["timesteps", "iteration", "filled", "next_slot"]), value=st.integers(-2**70, 2**70))
 def test_any_other_position_of_the_run_or_the_pool_is_refused(run: Path, field: str, value: int) -> None:
     """The marker's counters are all determined by the run (iteration 3 of 256 env steps, a

@@ -52,6 +52,7 @@ def _base_run(tmp: Path) -> Path:
     """A league run directory as a kill after its first checkpoint (256 env steps) leaves it."""
     import jax
     import jax.numpy as jnp
+    import numpy as np
 
     from experiments.config import load_experiment
     from experiments.league.ppo import init_runner
@@ -69,8 +70,6 @@ def _base_run(tmp: Path) -> Path:
         lambda x: jnp.full_like(x, updates) if jnp.issubdtype(x.dtype, jnp.integer) else x, runner.opt_state))
     pool = SnapshotPool(runner.params, config.league.snapshot_pool)
     pool.add(runner.params)  # snapshot_every: 1
-    import numpy as np
-
     rng = np.random.default_rng(config.seed)
     save_checkpoint(run_dir, runner, pool, CheckpointState(
         timesteps=256, iteration=1, ruleset_hash=config.rules_config.ruleset_hash(), config_sha256=config_hash(config),
@@ -227,7 +226,7 @@ def config_cases(tmp: Path) -> Iterator[Case]:
         return lambda: load_experiment(SMOKE, overrides=list(overrides))
 
     for overrides in (["league.snapshot_pool=1000000000"], ["n_envs=100000000"], ["league.snapshot_slots=5000"],
-                      ["algo.net_arch=[32768, 32768]"], ["algo.net_arch=[8]*17".replace("[8]*17", str([8] * 17))],
+                      ["algo.net_arch=[32768, 32768]"], [f"algo.net_arch={[8] * 17}"],
                       ["seed=4294967296"], ["n_envs=65536", "algo.n_steps=4096", "algo.batch_size=65536"],
                       ["eval.deal_pairs=100000000"], ["algo.n_epochs=100000"], ["total_timesteps=10000000000000"]):
         yield Case(CHANNEL, f"league config: {' '.join(overrides)}", smoke(*overrides))
