@@ -419,7 +419,7 @@ class _CliRefused(Exception):
 
 
 #: the modules of tools/sweep_cases/, one per surface added after the first sweep
-SURFACE_MODULES: tuple[str, ...] = ()
+SURFACE_MODULES: tuple[str, ...] = ("openspiel", "policy", "league", "tune", "rllib", "gym", "batch", "replay")
 
 
 def all_cases(tmp: Path) -> list[Case]:
