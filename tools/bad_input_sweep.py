@@ -39,7 +39,7 @@ for path in (ROOT, ROOT / "tools"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from sweep_cases.case import Case  # noqa: E402
+from sweep_cases.case import Case, CliRefused, run_cli  # noqa: E402
 
 SMOKE = ROOT / "experiments" / "configs" / "smoke.yaml"
 
@@ -328,10 +328,6 @@ def model_file_cases(tmp: Path) -> Iterator[Case]:
 
 
 def cli_cases(tmp: Path) -> Iterator[Case]:
-    from typer.testing import CliRunner
-
-    from experiments.cli import app
-
     (tmp / "bad.yaml").write_text("max_rounds: [\n")
     (tmp / "yes.yaml").write_text("max_rounds: yes\n")
     (tmp / "afile").write_text("x")
@@ -372,24 +368,10 @@ def cli_cases(tmp: Path) -> Iterator[Case]:
         ["train", "--resume", f"{t}/afile"], ["train", "--resume", f"{t}/folder"],
         ["train", "--resume", f"{t}/folder", "--set", "seed=3"], ["train", "--config", str(SMOKE), "--set", "run_root=" + f"{t}/afile"],
     ]
-    runner = CliRunner()
-
-    def invoke(args: list[str]) -> None:
-        if args and args[0] in ("match", "tournament"):
-            args = [*args, "--no-progress"]
-        result = runner.invoke(app, args)
-        if "Traceback" in result.output or (result.exception is not None and not isinstance(result.exception, SystemExit)):
-            raise RuntimeError(f"traceback: {result.exception!r}")
-        if result.exit_code == 0:
-            return  # accepted: counted as silent
-        errors = [line for line in result.output.splitlines() if line.startswith("error:")]
-        if len(errors) != 1:
-            raise RuntimeError(f"not one error line: {result.output!r}")
-        raise _CliRefused(errors[0])
 
     for args in commands:
-        yield Case("cli", "tacocat " + " ".join(a.replace(t, "$TMP") for a in args), lambda a=args: invoke(a),
-                   (_CliRefused,))
+        yield Case("cli", "tacocat " + " ".join(a.replace(t, "$TMP") for a in args), lambda a=args: run_cli(a),
+                   (CliRefused,))
 
 
 def _model_for_other_rules(path: Path) -> Path:
@@ -412,10 +394,6 @@ def _model_for_other_rules(path: Path) -> Path:
         archive.writestr("policy.pth", buffer.getvalue())
         archive.writestr("tacocat.json", json.dumps(meta))
     return path
-
-
-class _CliRefused(Exception):
-    """A CLI run that ended with one error line and a non-zero exit (the good outcome)."""
 
 
 #: the modules of tools/sweep_cases/, one per surface added after the first sweep

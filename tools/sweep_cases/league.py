@@ -15,7 +15,7 @@ import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from sweep_cases.case import Case
+from sweep_cases.case import Case, CliRefused, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "experiments" / "configs" / "league_smoke.yaml"
@@ -23,28 +23,8 @@ CHANNEL = "league"
 MARKER, ARRAYS = "checkpoints/ckpt_256.json", "checkpoints/ckpt_256.npz"
 
 
-class _CliRefused(Exception):
-    """A CLI run that ended with one error line and a non-zero exit (the good outcome)."""
-
-
 def _cli(args: list[str], must_name: str = "", must_not_show: str = "") -> None:
-    """`tacocat ARGS` in-process: _CliRefused for one `error:` line (naming `must_name`, never
-    showing `must_not_show`), RuntimeError for a traceback or another outcome, None if accepted."""
-    from typer.testing import CliRunner
-
-    from experiments.cli import app
-
-    result = CliRunner().invoke(app, args)
-    if "Traceback" in result.output or (result.exception is not None and not isinstance(result.exception, SystemExit)):
-        raise RuntimeError(f"traceback: {result.exception!r}")
-    if result.exit_code == 0:
-        return
-    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
-    if len(errors) != 1:
-        raise RuntimeError(f"not one error line: {result.output!r}")
-    if must_name not in errors[0] or (must_not_show and must_not_show in errors[0]):
-        raise RuntimeError(f"the error does not name {must_name!r} or shows a file's text: {errors[0]}")
-    raise _CliRefused(errors[0])
+    run_cli(args, must_name=must_name, must_not_show=must_not_show)
 
 
 @functools.lru_cache(maxsize=None)
@@ -87,7 +67,7 @@ def _resume_case(tmp: Path, name: str, damage: Callable[[Path], object], must_na
         damage(copy)
         _cli(["train", "--resume", str(copy), "--no-progress"], must_name=must_name)
 
-    return Case(CHANNEL, f"league resume: {name}", run, (_CliRefused,))
+    return Case(CHANNEL, f"league resume: {name}", run, (CliRefused,))
 
 
 def _edit_json(relative: str, edit: Callable[[dict], object]) -> Callable[[Path], None]:
@@ -271,9 +251,9 @@ def config_cases(tmp: Path) -> Iterator[Case]:
     for name, base in bases.items():
         yield Case(CHANNEL, f"league config: {name}", with_base(base))
     yield Case(CHANNEL, "tacocat train --config /dev/zero",
-               lambda: _cli(["train", "--config", "/dev/zero"], must_name="/dev/zero"), (_CliRefused,))
+               lambda: _cli(["train", "--config", "/dev/zero"], must_name="/dev/zero"), (CliRefused,))
     yield Case(CHANNEL, "tacocat train --config a FIFO",
-               lambda: _cli(["train", "--config", str(folder / "fifo.yaml")], must_name="fifo.yaml"), (_CliRefused,))
+               lambda: _cli(["train", "--config", str(folder / "fifo.yaml")], must_name="fifo.yaml"), (CliRefused,))
 
 
 def cases(tmp: Path) -> Iterator[Case]:

@@ -13,15 +13,11 @@ from pathlib import Path
 
 import numpy as np
 
-from sweep_cases.case import Case
+from sweep_cases.case import Case, CliRefused, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "experiments" / "configs" / "smoke.yaml"
 DROP = None  # a member or metadata value that removes it
-
-
-class _CliRefused(Exception):
-    """A CLI run that ended with one error line and a non-zero exit (the good outcome)."""
 
 
 def _npy(array: np.ndarray) -> bytes:
@@ -54,18 +50,14 @@ def _patch_directory(path: Path, member: str, *, file_size: int | None = None, f
 
 
 def cases(tmp: Path) -> Iterator[Case]:
-    from typer.testing import CliRunner
-
     from agents.league_agent import CHAMPION
     from agents.policy_file import load_policy
     from agents.registry import make_agent
-    from experiments.cli import app
 
     with np.load(CHAMPION, allow_pickle=False) as data:  # the shipped file: trusted
         arrays = {name: data[name] for name in data.files}
     meta = json.loads(bytes(arrays.pop("metadata")).decode())
     weight0, out0 = arrays["layer_0_weight"], arrays["layer_0_weight"].shape[0]
-    n_actions = arrays["layer_2_bias"].shape[0]
 
     def policy(name: str, meta_json: object = None, compression: int = zipfile.ZIP_STORED,
                **members: np.ndarray | bytes | None) -> Path:
@@ -204,21 +196,6 @@ def cases(tmp: Path) -> Iterator[Case]:
         for name in ("NaN weights", "a .npy", "metadata a JSON list", "a member declared 4 GiB"):
             yield Case("policy", f"{agent} agent: {name}", lambda a=agent, p=files[name]: make_agent(f"{a}:path={p}"))
 
-    runner = CliRunner()
-
-    def invoke(args: list[str]) -> None:
-        if args[0] in ("match", "tournament"):
-            args = [*args, "--no-progress"]
-        result = runner.invoke(app, args)
-        crashed = result.exception is not None and not isinstance(result.exception, SystemExit)
-        if "Traceback" in result.output or crashed:
-            raise RuntimeError(f"traceback: {result.exception!r}")
-        if result.exit_code == 0:
-            return  # accepted: counted as silent
-        errors = [line for line in result.output.splitlines() if line.startswith("error:")]
-        if len(errors) != 1:
-            raise RuntimeError(f"not one error line: {result.output!r}")
-        raise _CliRefused(errors[0])
 
     commands = [
         ["match", f"league:path={nan}", "random"], ["match", "random", f"rllib:path={nan}"],
@@ -229,4 +206,4 @@ def cases(tmp: Path) -> Iterator[Case]:
     ]
     for args in commands:
         yield Case("policy", "tacocat " + " ".join(a.replace(str(tmp), "$TMP") for a in args),
-                   lambda a=args: invoke(a), (_CliRefused,))
+                   lambda a=args: run_cli(a), (CliRefused,))

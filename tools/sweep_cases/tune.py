@@ -13,31 +13,15 @@ from typing import Any
 
 import yaml
 
-from sweep_cases.case import Case
+from sweep_cases.case import Case, CliRefused, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "experiments" / "configs" / "smoke.yaml"
 SPACE = {"algo.learning_rate": {"type": "float", "low": 1e-4, "high": 1e-3, "log": True}}
 
 
-class _CliRefused(Exception):
-    """A CLI run that ended with one error line and a non-zero exit (the good outcome)."""
-
-
 def _invoke(args: list[str]) -> None:
-    from typer.testing import CliRunner
-
-    from experiments.cli import app
-
-    result = CliRunner().invoke(app, args)
-    if "Traceback" in result.output or (result.exception is not None and not isinstance(result.exception, SystemExit)):
-        raise RuntimeError(f"traceback: {result.exception!r}")
-    if result.exit_code == 0:
-        return  # accepted: counted as silent
-    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
-    if len(errors) != 1:
-        raise RuntimeError(f"not one error line: {result.output!r}")
-    raise _CliRefused(errors[0])
+    run_cli(args)
 
 
 def cases(tmp: Path) -> Iterator[Case]:
@@ -148,4 +132,4 @@ def cases(tmp: Path) -> Iterator[Case]:
     ]
     for args in commands:
         yield Case("tune", "tacocat " + " ".join(repr(a) if not a or " " in a else a for a in args).replace(str(tmp), "$TMP"),
-                   lambda a=args: _invoke(a), (_CliRefused,))
+                   lambda a=args: _invoke(a), (CliRefused,))
