@@ -8,8 +8,10 @@ seed turned into one); nothing reads a global RNG.
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +23,11 @@ from tacocat_env import GameState, RulesConfig, apply_action, legal_actions, new
 from tacocat_env.engine import Phase
 
 DEFAULT = RulesConfig()
+
+# the bad-input sweep's stand-ins (tools/sweep_cases/fakes.py) serve the tests too
+TOOLS = Path(__file__).resolve().parents[1] / "tools"
+if str(TOOLS) not in sys.path:
+    sys.path.insert(0, str(TOOLS))
 
 
 # ---------------------------------------------------------------------------------------

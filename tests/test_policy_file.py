@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import struct
 import tempfile
 import warnings
 import zipfile
@@ -32,6 +31,7 @@ from agents.policy_file import (
 )
 from agents.registry import make_agent
 from experiments.cli import app
+from sweep_cases.fakes import patch_zip_directory
 from tacocat_env import RulesConfig
 from tacocat_env.observation import ObservationLayout
 from tacocat_env.ruleset import compile_rules
@@ -81,29 +81,12 @@ def policy_zip(path: Path, meta: object = None, compression: int = zipfile.ZIP_S
     return path
 
 
-def patch_directory(path: Path, member: str, *, file_size: int | None = None, flag_bits: int | None = None) -> Path:
-    """Rewrite one member's entry in the zip's central directory (what zipfile trusts)."""
-    data = bytearray(path.read_bytes())
-    at = struct.unpack_from("<I", data, data.rfind(b"PK\x05\x06") + 16)[0]  # the directory's offset
-    while data[at:at + 4] == b"PK\x01\x02":
-        name_len = struct.unpack_from("<H", data, at + 28)[0]
-        if data[at + 46:at + 46 + name_len] == member.encode():
-            if file_size is not None:
-                struct.pack_into("<I", data, at + 24, file_size)
-            if flag_bits is not None:
-                struct.pack_into("<H", data, at + 8, flag_bits)
-            path.write_bytes(bytes(data))
-            return path
-        at += 46 + name_len + sum(struct.unpack_from("<HH", data, at + 30))
-    raise AssertionError(f"no {member} in {path}")
-
-
 def lying_bomb(path: Path) -> Path:
     """layer_0_weight.npy is a valid array followed by 32 MiB of zeros, deflated, while the
     directory states only the valid array's size."""
     valid = npy(layer_arrays()["layer_0_weight"])
     policy_zip(path, compression=zipfile.ZIP_DEFLATED, layer_0_weight=valid + bytes(32 << 20))
-    return patch_directory(path, "layer_0_weight.npy", file_size=len(valid))
+    return patch_zip_directory(path, "layer_0_weight.npy", file_size=len(valid))
 
 
 def with_header(shape: tuple[int, ...], descr: str = "<f4", data: bytes = b"") -> bytes:
@@ -153,7 +136,7 @@ BAD_FILES: dict[str, tuple[Callable[[Path], Path], str]] = {
     "metadata a JSON list": (lambda p: policy_zip(p, [1, 2]), "the metadata is a JSON list, not an object"),
     "empty file": (write(b""), "it is empty"),
     "a .npy": (write(npy(np.zeros(3, np.float32))), "it is a single .npy array, not an .npz archive"),
-    "4 GiB member": (lambda p: patch_directory(policy_zip(p), "layer_1_weight.npy", file_size=0xFFFF_FFF0),
+    "4 GiB member": (lambda p: patch_zip_directory(policy_zip(p), "layer_1_weight.npy", file_size=0xFFFF_FFF0),
                      "bytes uncompressed, more than the 67108864 allowed"),
     # more
     "lying member size": (lying_bomb, "corrupt zip archive (Bad CRC-32"),
@@ -210,7 +193,7 @@ BAD_FILES: dict[str, tuple[Callable[[Path], Path], str]] = {
                                     "it holds a member that is not part of the format"),
     "too many members": (lambda p: policy_zip(p, **{f"layer_{i}_bias": np.zeros(1) for i in range(2, 70)}),
                          f"more than the {MAX_MEMBERS} allowed"),
-    "encrypted member": (lambda p: patch_directory(policy_zip(p), "metadata.npy", flag_bits=1),
+    "encrypted member": (lambda p: patch_zip_directory(policy_zip(p), "metadata.npy", flag_bits=1),
                          "metadata.npy is encrypted"),
     "bzip2 member": (lambda p: policy_zip(p, compression=zipfile.ZIP_BZIP2), "uses zip compression method 12"),
     "file over 64 MiB": (sparse(MAX_FILE_BYTES + 1), f"it is {MAX_FILE_BYTES + 1} bytes, more than the"),
@@ -240,7 +223,7 @@ def test_a_device_is_refused_without_reading_it() -> None:
 
 
 def test_sizes_are_checked_from_the_zip_directory_before_any_member_is_read(tmp_path: Path, monkeypatch) -> None:
-    bomb = patch_directory(policy_zip(tmp_path / "bomb.npz"), "layer_0_weight.npy", file_size=0xFFFF_FFF0)
+    bomb = patch_zip_directory(policy_zip(tmp_path / "bomb.npz"), "layer_0_weight.npy", file_size=0xFFFF_FFF0)
 
     def no_reading(*args, **kwargs):
         raise AssertionError("a member was opened")

@@ -5,8 +5,6 @@ servers that answer as Ray's GCS or Ray Client server would, or as another servi
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from concurrent import futures
@@ -20,42 +18,12 @@ from typer.testing import CliRunner
 
 from experiments.cli import app
 from experiments.config import load_experiment
+from sweep_cases.fakes import tcp_server
 from experiments.rllib_train import HANDSHAKE_TIMEOUT_S, RllibSetupError, check_reachable, require_ray, start_ray
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "experiments" / "configs" / "rllib_smoke.yaml"
 LIMIT_S = 10  # the issue's bound on refusing a port that is not Ray's
-
-
-@contextmanager
-def tcp_server(reply: bytes | None) -> Iterator[str]:
-    """A TCP server on 127.0.0.1 that accepts every connection and sends `reply` (None:
-    nothing), then keeps it open; yields its host:port."""
-    server = socket.create_server(("127.0.0.1", 0))
-    server.settimeout(0.1)
-    accepted: list[socket.socket] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                continue
-            accepted.append(conn)
-            if reply is not None:
-                conn.sendall(reply)
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield f"127.0.0.1:{server.getsockname()[1]}"
-    finally:
-        stop.set()
-        thread.join()
-        for conn in accepted:
-            conn.close()
-        server.close()
 
 
 class FakeGcs(gcs_service_pb2_grpc.NodeInfoGcsServiceServicer):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import struct
 import warnings
 import zipfile
 from collections.abc import Iterator
@@ -14,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from sweep_cases.case import Case, CliRefused, run_cli
+from sweep_cases.fakes import patch_zip_directory
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "experiments" / "configs" / "smoke.yaml"
@@ -30,23 +30,6 @@ def _header(shape: tuple[int, ...], descr: str = "<f4", data: bytes = b"") -> by
     buffer = io.BytesIO()
     np.lib.format.write_array_header_1_0(buffer, {"descr": descr, "fortran_order": False, "shape": shape})
     return buffer.getvalue() + data
-
-
-def _patch_directory(path: Path, member: str, *, file_size: int | None = None, flag_bits: int | None = None) -> Path:
-    """Rewrite one member's entry in the central directory (what zipfile trusts)."""
-    data = bytearray(path.read_bytes())
-    at = struct.unpack_from("<I", data, data.rfind(b"PK\x05\x06") + 16)[0]
-    while data[at:at + 4] == b"PK\x01\x02":
-        name_len = struct.unpack_from("<H", data, at + 28)[0]
-        if data[at + 46:at + 46 + name_len] == member.encode():
-            if file_size is not None:
-                struct.pack_into("<I", data, at + 24, file_size)
-            if flag_bits is not None:
-                struct.pack_into("<H", data, at + 8, flag_bits)
-            path.write_bytes(bytes(data))
-            return path
-        at += 46 + name_len + sum(struct.unpack_from("<HH", data, at + 30))
-    raise LookupError(f"no {member} in {path}")
 
 
 def cases(tmp: Path) -> Iterator[Case]:
@@ -94,7 +77,7 @@ def cases(tmp: Path) -> Iterator[Case]:
         """layer_0_weight.npy inflates to 32 MiB more than the directory states."""
         valid = _npy(weight0)
         path = policy(name, compression=zipfile.ZIP_DEFLATED, layer_0_weight=valid + bytes(32 << 20))
-        return _patch_directory(path, "layer_0_weight.npy", file_size=len(valid))
+        return patch_zip_directory(path, "layer_0_weight.npy", file_size=len(valid))
 
     def duplicated(name: str) -> Path:
         path = policy(name)
@@ -122,7 +105,7 @@ def cases(tmp: Path) -> Iterator[Case]:
     empty = raw_file("empty.npz", b"")
     npy = raw_file("array.npy", _npy(weight0))
     listed = policy("list_meta", [1, 2])
-    bomb = _patch_directory(policy("bomb"), "layer_1_weight.npy", file_size=0xFFFF_FFF0)
+    bomb = patch_zip_directory(policy("bomb"), "layer_1_weight.npy", file_size=0xFFFF_FFF0)
     files = {
         # the issue's cases
         "NaN weights": nan,
@@ -183,7 +166,7 @@ def cases(tmp: Path) -> Iterator[Case]:
         "a missing bias": policy("no_bias", layer_1_bias=None),
         "a member outside the format": policy("extra", **{"__init__": np.zeros(1)}),
         "too many members": policy("many", **{f"layer_{i}_bias": np.zeros(1) for i in range(3, 80)}),
-        "an encrypted member": _patch_directory(policy("encrypted"), "metadata.npy", flag_bits=1),
+        "an encrypted member": patch_zip_directory(policy("encrypted"), "metadata.npy", flag_bits=1),
         "a bzip2 member": policy("bzip2", compression=zipfile.ZIP_BZIP2),
         "a file over 64 MiB": sparse("big.npz", (64 << 20) + 1),
         "a folder": tmp,

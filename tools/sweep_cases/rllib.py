@@ -11,44 +11,21 @@ from __future__ import annotations
 
 import os
 import socket
-import threading
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from pathlib import Path
 from unittest import mock
 
 from sweep_cases.case import Case
+from sweep_cases.fakes import tcp_server
 
 
 def _with_tcp_server(reply: bytes, body: Callable[[str], object]) -> Callable[[], object]:
-    """A case that runs `body(address)` while a TCP server on 127.0.0.1 accepts connections,
-    sends `reply` (b"": nothing) and keeps them open."""
+    """A case that runs `body(address)` while a `tcp_server(reply)` listens."""
 
     def run() -> object:
-        server = socket.create_server(("127.0.0.1", 0))
-        server.settimeout(0.05)
-        accepted: list[socket.socket] = []
-        stop = threading.Event()
-
-        def serve() -> None:
-            while not stop.is_set():
-                try:
-                    conn, _ = server.accept()
-                except TimeoutError:
-                    continue
-                accepted.append(conn)
-                conn.sendall(reply)
-
-        thread = threading.Thread(target=serve, daemon=True)
-        thread.start()
-        try:
-            return body(f"127.0.0.1:{server.getsockname()[1]}")
-        finally:
-            stop.set()
-            thread.join()
-            for conn in accepted:
-                conn.close()
-            server.close()
+        with tcp_server(reply) as address:
+            return body(address)
 
     return run
 
