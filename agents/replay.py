@@ -169,6 +169,17 @@ def load_games(path: str | Path) -> list[dict[str, Any]]:
     return list(iter_games(path))
 
 
+def check_folder_writable(folder: Path) -> None:
+    """OSError naming `folder` unless a new file can be made in it, tried for real (a probe
+    file made and removed at once): permission bits say nothing for root, on read-only file
+    systems or in places such as /proc."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as err:
+        raise OSError(f"cannot write in {folder}: {err.strerror or err}") from None
+
+
 def check_output_file(path: Path, suffix: str) -> None:
     """Fail before any work (drawing a replay's frames takes seconds) unless `path` can be
     written: a file name ending in `suffix`, not a folder, in an existing folder that accepts
@@ -182,11 +193,7 @@ def check_output_file(path: Path, suffix: str) -> None:
     folder = path.parent
     if not folder.is_dir():
         raise ValueError(f"{folder} is not an existing folder, so {path.name} cannot be written there")
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as err:
-        raise OSError(f"cannot write in {folder}: {err.strerror or err}") from None
+    check_folder_writable(folder)
     if path.exists() and not os.access(path, os.W_OK):
         raise PermissionError(f"cannot write {path}: the file is read-only")
 

@@ -123,12 +123,17 @@ def _check_output_dir(path: Path, option: str) -> None:
 
 
 def _check_parent(path: Path, option: str) -> None:
+    """The nearest existing folder above `path` must accept a new file (tried for real)."""
+    from agents.replay import check_folder_writable
+
     for parent in path.absolute().parents:
         if parent.exists():
             if not parent.is_dir():
                 raise typer.BadParameter(f"{parent} is a file, so {path} cannot be created", param_hint=option)
-            if not os.access(parent, os.W_OK):
-                raise typer.BadParameter(f"cannot write under {parent} (permission denied)", param_hint=option)
+            try:
+                check_folder_writable(parent)
+            except OSError as err:
+                raise typer.BadParameter(f"{err}", param_hint=option) from None
             return
 
 

@@ -114,3 +114,14 @@ def test_module_entry_points_print_one_line_too(tmp_path):
                               cwd=ROOT, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
         assert proc.stderr.strip().splitlines() == [f"error: {tmp_path / 'missing.yaml'}: cannot read the experiment config (No such file or directory)"]
+
+
+@pytest.mark.parametrize("option,value", [("--json", "/proc/out.json"), ("--save-games", "/proc/games.jsonl")])
+def test_an_output_folder_that_refuses_files_is_an_error_before_any_game(option, value, monkeypatch):
+    # /proc refuses new files even for root, whose permission bits say "writable": the folder is
+    # tried for real, and no game is played
+    played = []
+    monkeypatch.setattr("agents.evaluation.play_deal", lambda *a, **k: played.append(1))
+    result = run("match", "random", "random", "--deal-pairs", "1", "--no-progress", option, value)
+    assert_clean_error(result, "cannot write in /proc")
+    assert not played
