@@ -32,7 +32,7 @@ except ImportError:  # pragma: no cover - older typer
     from click.exceptions import ClickException, UsageError
 
 from agents.registry import split_specs
-from experiments.config import one_line
+from experiments.config import MAX_WORKERS, one_line
 
 #: errors caused by what the user gave (arguments, files, configs): one line, no traceback
 USER_ERRORS = (ValueError, OSError, yaml.YAMLError)
@@ -384,7 +384,7 @@ def tune_command(
     trials: int = typer.Option(..., "--trials", min=1, help="Finished trials the study should reach (resumes)."),
     storage: Optional[str] = typer.Option(None, "--storage", help="SQLAlchemy URL (default: SQLite in the study dir)."),
     study: Optional[str] = typer.Option(None, "--study", help="Study name (default: the tune file's)."),
-    workers: int = typer.Option(1, "--workers", min=1, help="Worker processes sharing the study's storage."),
+    workers: int = typer.Option(1, "--workers", min=1, max=MAX_WORKERS, help="Worker processes sharing the study's storage."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
     """Tune hyperparameters with Optuna (TPE, pruning); resumable; writes best_config.yaml."""

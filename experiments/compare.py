@@ -17,9 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
 
-from experiments.config import ExperimentConfig
 
 
 def compare_runs(run_a: Path, run_b: Path, opponent: str, deal_pairs: int, seed: int, workers: int = 1,
@@ -27,9 +25,9 @@ def compare_runs(run_a: Path, run_b: Path, opponent: str, deal_pairs: int, seed:
     """Win rates of both runs' final models against `opponent` and their paired difference."""
     from agents.evaluation import match
     from agents.stats import paired_difference_interval
-    from experiments.run_dir import run_metadata
+    from experiments.run_dir import load_run_config, run_metadata
 
-    configs = [ExperimentConfig(**yaml.safe_load((Path(r) / "config.yaml").read_text())) for r in (run_a, run_b)]
+    configs = [load_run_config(Path(r)) for r in (run_a, run_b)]
     if configs[0].rules_config.ruleset_hash() != configs[1].rules_config.ruleset_hash():
         raise ValueError(f"{run_a} and {run_b} were trained under different rules")
     rules = configs[0].rules_config

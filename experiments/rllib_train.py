@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from experiments.config import ExperimentConfig, RllibConfig
 
@@ -333,12 +332,12 @@ def train_rllib(config: ExperimentConfig | None = None, *, resume: Path | None =
                 progress: bool = True) -> Path:
     """Train (or resume) an RLlib run and return its run directory."""
     from experiments.callbacks import EVAL_FIELDS
-    from experiments.run_dir import new_run_dir, run_metadata
+    from experiments.run_dir import load_run_config, new_run_dir, run_metadata
 
     require_ray()
     if resume is not None:
         run_dir = Path(resume)
-        config = ExperimentConfig(**yaml.safe_load((run_dir / "config.yaml").read_text()))
+        config = load_run_config(run_dir)
     if config is None or config.rllib is None:
         raise ValueError("train_rllib() needs a config with backend: rllib, or resume=RUN_DIR")
     settings = config.rllib

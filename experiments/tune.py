@@ -44,7 +44,7 @@ import optuna
 from optuna.storages import RDBStorage, RetryHeartbeatStaleTrialCallback, fail_stale_trials
 from optuna.trial import TrialState
 
-from experiments.config import ExperimentConfig, set_field
+from experiments.config import MAX_WORKERS, ExperimentConfig, set_field
 from experiments.tune_config import CategoricalParam, FloatParam, IntParam, PrunerConfig, TuneSetup
 
 FINISHED = (TrialState.COMPLETE, TrialState.PRUNED)
@@ -234,6 +234,8 @@ def run_study(setup: TuneSetup, trials: int, workers: int = 1, progress: bool = 
     for what, value in (("trials", trials), ("workers", workers)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{what} must be a whole number of at least 1, got {value!r}")
+    if workers > MAX_WORKERS:
+        raise ValueError(f"workers must be at most {MAX_WORKERS} (processes on this machine), got {workers}")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = open_study(setup)
     if setup.tune.enqueue_base and not study.trials:

@@ -224,7 +224,7 @@ def test_an_empty_storage_or_study_dir_is_refused(tmp_path):
             load_tune(write_tune(tmp_path, **{field: ""}))
 
 
-@pytest.mark.parametrize("trials, workers", [(0, 1), (-1, 1), (True, 1), (1.5, 1), ("3", 1), (1, 0), (1, False)])
+@pytest.mark.parametrize("trials, workers", [(0, 1), (-1, 1), (True, 1), (1.5, 1), ("3", 1), (1, 0), (1, False), (1, 100_000)])
 def test_bad_trial_or_worker_counts_are_refused_before_the_study_is_opened(tmp_path, trials, workers):
     setup = load_tune(write_tune(tmp_path))
     with pytest.raises(ValueError, match="trials" if workers == 1 else "workers"):
