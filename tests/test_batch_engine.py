@@ -331,19 +331,19 @@ def test_auto_reset_matches_pgx_auto_reset_from_the_same_keys(variant):
     env = TacocatBatch(RulesConfig(**VARIANTS.get(variant, {})))
     ours = jax.jit(jax.vmap(env.step_autoreset), compiler_options=FAST_COMPILE)
     theirs = jax.jit(jax.vmap(auto_reset(env.step, env.init)), compiler_options=FAST_COMPILE)
-    a = b = jax.vmap(env.init)(keys(8, 48))
+    a = b = jax.vmap(env.init)(keys(8, 96))
     key = jax.random.key(9)
     finished = 0
     for _ in range(150):
         key, k_act, k_illegal, k_step = jax.random.split(key, 4)
         actions = random_legal_actions(k_act, a.legal_action_mask)
-        actions = jnp.where(jax.random.uniform(k_illegal, (48,)) < 0.01, -1, actions)
-        step_keys = jax.random.split(k_step, 48)
+        actions = jnp.where(jax.random.uniform(k_illegal, (96,)) < 0.01, -1, actions)
+        step_keys = jax.random.split(k_step, 96)
         a, b = ours(a, actions, step_keys), theirs(b, actions, step_keys)
         for name, leaf in a.__dict__.items():
             assert np.array_equal(np.asarray(leaf), np.asarray(getattr(b, name))), name
         finished += int((a.terminated | a.truncated).sum())
-    assert finished >= 48  # games ended and were replaced
+    assert finished >= 96  # games ended and were replaced
 
 
 def test_deal_is_uniform_on_average(env):
@@ -372,6 +372,24 @@ def test_shuffle_is_a_permutation_with_uniform_positions():
     # consecutive keys give unrelated shuffles: the position of slot 0 does not predict the next
     first = ranks[:, 0]
     assert abs(np.corrcoef(first[:-1], first[1:])[0, 1]) < 0.05
+
+
+@pytest.mark.parametrize("dealing", [0.1, 0.9])  # the compacted path, and the all-rows fallback
+@pytest.mark.parametrize("typed", [True, False])
+def test_split_shuffle_is_the_shuffle_of_the_split_key(dealing, typed):
+    # step_autoreset's shuffle: that of jax.random.split(key)[half], as pgx's auto_reset deals
+    # (first half: a new round; second: a new game), for typed and raw keys, on both paths
+    n, size = 38, 256
+    rng = np.random.default_rng(1)
+    key_batch = keys(13, size) if typed else jax.random.key_data(keys(13, size))
+    deal, half = rng.random(size) < dealing, rng.integers(0, 2, size).astype(np.int32)
+    t = TacocatBatch().tables
+    batched = np.asarray(jax.jit(jax.vmap(lambda k, d, h: core._shuffle(t, k, d, h)))(
+        key_batch, jnp.asarray(deal), jnp.asarray(half)))
+    split = jax.vmap(jax.random.split)(key_batch if typed else jax.vmap(jax.random.wrap_key_data)(key_batch))
+    chosen = jax.random.key_data(split)[np.arange(size), half]
+    alone = np.asarray(jax.jit(jax.vmap(lambda w: core._ranks(w, n)))(chosen))
+    assert np.array_equal(batched[deal], alone[deal]) and deal.sum() > 0
 
 
 @pytest.mark.parametrize("dealing", [0.1, 0.9])  # the compacted path, and the all-rows fallback

@@ -128,11 +128,15 @@ def _cards_ranked(t: Tables, rank: jax.Array, low: jax.Array, high: jax.Array) -
     return jnp.dot(inside.astype(jnp.float32), slot_value.astype(jnp.float32)).astype(_I32)
 
 
-def _shuffle(t: Tables, key: jax.Array, deal: jax.Array) -> jax.Array:
+def _shuffle(t: Tables, key: jax.Array, deal: jax.Array, half: jax.Array | None = None) -> jax.Array:
     """A random permutation of the card slots as ranks (R2.2), for a game that deals in this
     step (`deal`); the result is not used otherwise. Under `vmap`, only the dealing games of
-    the batch are shuffled (see `_shuffler`)."""
-    return _shuffler(t.deck_size)(_key_words(key), deal)
+    the batch are shuffled (see `_shuffler`). With `half` (0 or 1), the shuffle is that of
+    `jax.random.split(key)[half]`, the split computed for the dealing games only."""
+    if half is None:
+        return _shuffler(t.deck_size, None)(_key_words(key), deal)
+    impl = str(jax.random.key_impl(key)) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else "threefry2x32"
+    return _shuffler(t.deck_size, impl)(_key_words(key), deal, half)
 
 
 def _ranks(words: jax.Array, n: int) -> jax.Array:
@@ -147,36 +151,49 @@ def _ranks(words: jax.Array, n: int) -> jax.Array:
 
 
 @functools.cache
-def _shuffler(n: int) -> Callable[[jax.Array, jax.Array], jax.Array]:
+def _shuffler(n: int, split_impl: str | None) -> Callable[..., jax.Array]:
     """`_ranks`, with a vmap rule that shuffles only the rows that deal.
 
     A vmapped function computes every row, and a round starts in about one step in ten, so
     the rule gathers the dealing rows into a buffer of a quarter of the batch, shuffles
     those, and scatters them back; a step where more rows deal shuffles them all. Each row's
-    shuffle depends on its own key only, so both ways give the same games."""
+    shuffle depends on its own key only, so both ways give the same games.
 
-    @jax.custom_batching.custom_vmap
-    def shuffle(words: jax.Array, deal: jax.Array) -> jax.Array:
+    With `split_impl` (a PRNG implementation's name), the function takes a third argument,
+    `half`, and shuffles from `jax.random.split(key)[half]` (pgx's auto-reset splits every
+    step's key; the split's threefry runs on the buffer's rows only)."""
+
+    def ranks(words: jax.Array, half: jax.Array | None) -> jax.Array:
+        if split_impl is not None:
+            halves = jax.random.split(jax.random.wrap_key_data(words, impl=split_impl))
+            words = jax.random.key_data(halves)[half].reshape(-1).astype(jnp.uint32)
         return _ranks(words, n)
 
+    @jax.custom_batching.custom_vmap
+    def shuffle(words: jax.Array, deal: jax.Array, *half: jax.Array) -> jax.Array:
+        return ranks(words, *half) if half else ranks(words, None)
+
     @shuffle.def_vmap
-    def shuffle_batch(size: int, batched: list[bool], words: jax.Array, deal: jax.Array) -> tuple[jax.Array, bool]:
+    def shuffle_batch(size: int, batched: list[bool], words: jax.Array, deal: jax.Array,
+                      *half: jax.Array) -> tuple[jax.Array, bool]:
         words = words if batched[0] else jnp.broadcast_to(words, (size, *words.shape))
         deal = deal if batched[1] else jnp.broadcast_to(deal, (size,))
-        every = jax.vmap(lambda w: _ranks(w, n))
+        halves = [h if b else jnp.broadcast_to(h, (size,)) for h, b in zip(half, batched[2:])]
+        every = jax.vmap(ranks) if halves else jax.vmap(lambda w: ranks(w, None))
         room = size // 4
         if room < 16:
-            return every(words), True
+            return every(words, *halves), True
         # the i-th dealing row goes to slot i of the buffer (positions by a running count)
         position = jax.lax.associative_scan(jnp.add, deal.astype(_I32)) - 1
         rows = jnp.full(room, size, _I32).at[jnp.where(deal, position, room)].set(
             jnp.arange(size, dtype=_I32), mode="drop")
 
-        def dealing_only(words: jax.Array) -> jax.Array:
-            ranks = every(words[jnp.minimum(rows, size - 1)])
+        def dealing_only(words: jax.Array, *halves: jax.Array) -> jax.Array:
+            picked = jnp.minimum(rows, size - 1)
+            ranks = every(words[picked], *(h[picked] for h in halves))
             return jnp.zeros((size, n), _I32).at[rows].set(ranks, mode="drop")
 
-        return jax.lax.cond(jnp.sum(deal) <= room, dealing_only, every, words), True
+        return jax.lax.cond(jnp.sum(deal) <= room, dealing_only, every, words, *halves), True
 
     return shuffle
 
@@ -233,12 +250,14 @@ def init(t: Tables, key: jax.Array) -> State:
     return finish(t, state, jnp.bool_(False))
 
 
-def _deal(t: Tables, state: State, deal: jax.Array, new_game: jax.Array, key: jax.Array) -> State:
+def _deal(t: Tables, state: State, deal: jax.Array, new_game: jax.Array, key: jax.Array,
+          half: jax.Array | None = None) -> State:
     """Where `deal`: shuffle all cards and deal a round on the Tacocat's space (R2.2, R6.4),
-    after resetting the board for a new game where `new_game` (R2.1). Opens the replace step."""
+    after resetting the board for a new game where `new_game` (R2.1). Opens the replace step.
+    With `half`, the shuffle comes from `jax.random.split(key)[half]` (see `step`)."""
     start = jnp.where(new_game, jnp.int32(t.centre), state.space)
     size = _entry(t.board, start)
-    rank = _shuffle(t, key, deal)
+    rank = _shuffle(t, key, deal, half)
     # player_0 is dealt the first `size` cards, then player_1 (engine._start_round)
     dealt = _cards_ranked(t, rank, jnp.stack([0, size]), jnp.stack([size, 2 * size]))
     arrow = _entry(t.arrows, start)
@@ -361,12 +380,11 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
     plays); a game that ends in this step is replaced by `init` of a new game, keeping this
     step's rewards and flags. The key is split as pgx's wrapper splits it (the first half deals
     a new round, the second a new game), so both give the same games from the same keys; a new
-    round and a new game never start in one step, so one shuffle serves both. A game that is
+    round and a new game never start in one step, so one shuffle serves both, and the split is
+    computed inside it, for the dealing games only. A game that is
     over and was not replaced (passed in from `step`) is replaced without playing the action.
     """
     v, a = t.n_values, t.max_attack
-    if autoreset:
-        key, reset_key = jax.random.split(key)
     seats = jnp.arange(2, dtype=_I32)
     values = jnp.arange(v, dtype=_I32)
     slots = jnp.arange(a, dtype=_I32)
@@ -520,8 +538,7 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
         state = _deal(t, state, new_round, jnp.bool_(False), key)
         return finish(t, state, terminated | truncated)
     restart = over_before | terminated | truncated
-    words = jnp.where(restart, _key_words(reset_key), _key_words(key))
-    state = _deal(t, state, new_round | restart, restart, words)
+    state = _deal(t, state, new_round | restart, restart, key, half=restart.astype(_I32))
     return finish(t, state, jnp.bool_(False))
 
 
