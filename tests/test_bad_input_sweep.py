@@ -21,6 +21,7 @@ def sweep():
     return module
 
 
+@pytest.mark.slow  # over 15 s on the 2-core machine; `-m 'not slow'` skips it
 def test_every_bad_input_is_a_clear_error(sweep, tmp_path):
     report = sweep.run_sweep(tmp_path)
     assert len(report.outcomes) >= 700

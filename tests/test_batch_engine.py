@@ -63,6 +63,7 @@ def keys(seed: int, n: int) -> jax.Array:
 # ---------------------------------------------------------------------------------------
 # differential tests (issue: >= 2,000 default games, >= 300 on each of >= 4 variants)
 # ---------------------------------------------------------------------------------------
+@pytest.mark.slow  # over 15 s on the 2-core machine; `-m 'not slow'` skips it
 def test_lockstep_default_rules_2000_games(env):
     report = lockstep(env, 2000, seed=8, batch=1000, fast_compile=True)
     assert report.mismatches == []
@@ -322,6 +323,7 @@ def test_auto_reset_replaces_a_game_finished_by_step(env):
     assert int(new.phase[0]) == core.P_REPLACE and np.array_equal(np.asarray(new.rewards[0]), [0.0, 0.0])
 
 
+@pytest.mark.slow  # over 15 s on the 2-core machine; `-m 'not slow'` skips it
 @pytest.mark.parametrize("variant", ["default", "truncation_max_rounds_3"])
 def test_auto_reset_matches_pgx_auto_reset_from_the_same_keys(variant):
     # the same trajectory as pgx.experimental.auto_reset(env.step, env.init), every field of

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from conftest import DEFAULT, random_game
 from tacocat_env import RulesConfig, apply_action, legal_actions, new_game
@@ -41,6 +42,7 @@ def random_vs_random(games: int, rng: np.random.Generator, config: RulesConfig =
     return wins[0], wins[1], truncated
 
 
+@pytest.mark.slow  # over 15 s on the 2-core machine; `-m 'not slow'` skips it
 def test_R1_6_seat_fairness_random_vs_random():
     """Each seat wins about half of the decided games: the share of player_0 lies in the 99%
     normal interval around 1/2. Truncated games (no winner, R1.5) are excluded from the share."""

@@ -124,6 +124,7 @@ def test_packing_keeps_the_learner_decisions_and_only_them(share: float, slots: 
         assert sorted(kept.tolist()) == np.flatnonzero(learner).tolist()
 
 
+@pytest.mark.slow  # over 15 s on the 2-core machine; `-m 'not slow'` skips it
 def test_an_update_on_packed_decisions_equals_the_update_on_every_step() -> None:
     """`league.decision_share` < 1 leaves the opponent's steps (weight 0) out of the update: with
     one minibatch per epoch, the same rollout gives the same parameters either way."""
@@ -273,6 +274,7 @@ def _assert_decisions_ignore_hidden_cards(policy: Path) -> None:
     assert checked > 100
 
 
+@pytest.mark.slow  # over 15 s on the 2-core machine; `-m 'not slow'` skips it
 def test_the_privileged_critic_reads_the_opponents_observation_and_the_actor_does_not(tmp_path: Path) -> None:
     """`league.privileged_critic`: the critic's first layer takes both players' observations
     (so its value moves when only the opponent's hidden cards change), the actor's and the

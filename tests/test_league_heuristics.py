@@ -180,6 +180,7 @@ def test_counter_port_counts_forced_sacrifices_like_python(sampled_positions: li
         np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.slow  # over 15 s on the 2-core machine; `-m 'not slow'` skips it
 def test_failed_answer_floor_tracks_the_event_log() -> None:
     """The floor kept from the moves equals `opponent_bounds` of the reference's events, for
     both players, at every step of 300 games of mixed play."""

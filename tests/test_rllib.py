@@ -277,6 +277,7 @@ def _rows(path: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+@pytest.mark.slow  # over 15 s on the 2-core machine; `-m 'not slow'` skips it
 def test_smoke_run_trains_with_two_env_runners_and_never_sends_a_masked_action(smoke_runs):
     run_dir, first = smoke_runs
     rows = [r for r in csv.DictReader(first.splitlines())]

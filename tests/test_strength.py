@@ -36,6 +36,7 @@ def strength_check(upper: str, lower: str, deal_pairs: int = DEAL_PAIRS) -> tupl
     return result.ci_low > 0.5, result
 
 
+@pytest.mark.slow  # over 15 s on the 2-core machine; `-m 'not slow'` skips it
 @pytest.mark.parametrize("upper,lower,deal_pairs", RUNGS)
 def test_each_rung_beats_the_rung_below(upper, lower, deal_pairs):
     passed, r = strength_check(upper, lower, deal_pairs)

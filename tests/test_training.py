@@ -233,6 +233,7 @@ def test_same_seed_same_curve_and_weights(smoke_run, tmp_path):
     assert not all(np.array_equal(first[k], v) for k, v in _weights(other / "final_model.zip").items())
 
 
+@pytest.mark.slow  # over 15 s on the 2-core machine; `-m 'not slow'` skips it
 def test_resume_after_kill_continues_from_the_last_checkpoint(tmp_path):
     total = 12288
     cmd = [sys.executable, "-m", "experiments.cli", "train", "--config", str(SMOKE), "--no-progress",
