@@ -134,7 +134,7 @@ def _shuffle(t: Tables, key: jax.Array, deal: jax.Array, half: jax.Array | None 
     the batch are shuffled (see `_shuffler`). With `half` (0 or 1), the shuffle is that of
     `jax.random.split(key)[half]`, the split computed for the dealing games only."""
     if half is None:
-        return _shuffler(t.deck_size, None)(_key_words(key), deal)
+        return _shuffler(t.deck_size, None)(_key_words(key), deal, jnp.int32(0))
     impl = str(jax.random.key_impl(key)) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else "threefry2x32"
     return _shuffler(t.deck_size, impl)(_key_words(key), deal, half)
 
@@ -159,41 +159,38 @@ def _shuffler(n: int, split_impl: str | None) -> Callable[..., jax.Array]:
     those, and scatters them back; a step where more rows deal shuffles them all. Each row's
     shuffle depends on its own key only, so both ways give the same games.
 
-    With `split_impl` (a PRNG implementation's name), the function takes a third argument,
-    `half`, and shuffles from `jax.random.split(key)[half]` (pgx's auto-reset splits every
-    step's key; the split's threefry runs on the buffer's rows only)."""
+    With `split_impl` (a PRNG implementation's name), it shuffles from
+    `jax.random.split(key)[half]` (pgx's auto-reset splits every step's key; the split's
+    threefry runs on the buffer's rows only); without, `half` is not read."""
 
-    def ranks(words: jax.Array, half: jax.Array | None) -> jax.Array:
+    def ranks(words: jax.Array, half: jax.Array) -> jax.Array:
         if split_impl is not None:
-            halves = jax.random.split(jax.random.wrap_key_data(words, impl=split_impl))
-            words = jax.random.key_data(halves)[half].reshape(-1).astype(jnp.uint32)
+            words = _key_words(jax.random.split(jax.random.wrap_key_data(words, impl=split_impl))[half])
         return _ranks(words, n)
 
     @jax.custom_batching.custom_vmap
-    def shuffle(words: jax.Array, deal: jax.Array, *half: jax.Array) -> jax.Array:
-        return ranks(words, *half) if half else ranks(words, None)
+    def shuffle(words: jax.Array, deal: jax.Array, half: jax.Array) -> jax.Array:
+        return ranks(words, half)
 
     @shuffle.def_vmap
     def shuffle_batch(size: int, batched: list[bool], words: jax.Array, deal: jax.Array,
-                      *half: jax.Array) -> tuple[jax.Array, bool]:
-        words = words if batched[0] else jnp.broadcast_to(words, (size, *words.shape))
-        deal = deal if batched[1] else jnp.broadcast_to(deal, (size,))
-        halves = [h if b else jnp.broadcast_to(h, (size,)) for h, b in zip(half, batched[2:])]
-        every = jax.vmap(ranks) if halves else jax.vmap(lambda w: ranks(w, None))
+                      half: jax.Array) -> tuple[jax.Array, bool]:
+        words, deal, half = (x if b else jnp.broadcast_to(x, (size, *x.shape))
+                             for x, b in zip((words, deal, half), batched))
+        every = jax.vmap(ranks)
         room = size // 4
         if room < 16:
-            return every(words, *halves), True
+            return every(words, half), True
         # the i-th dealing row goes to slot i of the buffer (positions by a running count)
         position = jax.lax.associative_scan(jnp.add, deal.astype(_I32)) - 1
         rows = jnp.full(room, size, _I32).at[jnp.where(deal, position, room)].set(
             jnp.arange(size, dtype=_I32), mode="drop")
 
-        def dealing_only(words: jax.Array, *halves: jax.Array) -> jax.Array:
+        def dealing_only(words: jax.Array, half: jax.Array) -> jax.Array:
             picked = jnp.minimum(rows, size - 1)
-            ranks = every(words[picked], *(h[picked] for h in halves))
-            return jnp.zeros((size, n), _I32).at[rows].set(ranks, mode="drop")
+            return jnp.zeros((size, n), _I32).at[rows].set(every(words[picked], half[picked]), mode="drop")
 
-        return jax.lax.cond(jnp.sum(deal) <= room, dealing_only, every, words, *halves), True
+        return jax.lax.cond(jnp.sum(deal) <= room, dealing_only, every, words, half), True
 
     return shuffle
 
