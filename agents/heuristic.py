@@ -12,6 +12,7 @@ lowest card; losing it to a forced sacrifice (R5.5) is the main way to lose a ro
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from agents.base import Agent, AgentInput
 from tacocat_env.engine import Phase
@@ -191,6 +192,32 @@ class PlannerAgent(HeuristicAgent):
 PREVIOUS_COUNTER = "counter:duel_from=0,replace_keeper_from=12"
 
 
+@dataclass(frozen=True)
+class CounterRules:
+    """The counter's decisions that read nothing but the player's own cards: its hand plan for
+    the replace phase (R4.3, `replacement_with_weak_keeper`) and its duel card (R5.1,
+    `cheapest_duel_card`), with their parameters. `CardCounterAgent.DEFAULTS` holds the
+    counter's defaults once, for the agent and for the search agent's rollout policy."""
+
+    keep_from: int = 7
+    duel_from: int = 3
+    replace_keeper_from: int = 4
+
+    def __post_init__(self) -> None:
+        for name in ("keep_from", "duel_from", "replace_keeper_from"):
+            value = getattr(self, name)
+            if value < 0:
+                raise ValueError(f"{name} is a card value index and must be >= 0, got {value}")
+
+    def replace_plan(self, hand: list[int]) -> list[int]:
+        """The cards to replace from the hand as dealt, in order."""
+        return replacement_with_weak_keeper(hand, self.keep_from, self.replace_keeper_from)
+
+    def duel_card(self, hand: list[int]) -> int:
+        """The value index to duel with."""
+        return cheapest_duel_card(hand, self.duel_from)
+
+
 class CardCounterAgent(PlannerAgent):
     """Card counter: duels cheap but keeps low reserves, redraws a weak keeper, and weighs wide attacks by how often the opponent's possible hands (sampled from unseen cards) must sacrifice.
 
@@ -202,24 +229,30 @@ class CardCounterAgent(PlannerAgent):
 
     name = "counter"
 
-    def __init__(self, keep_from: int = 7, samples: int = 16, sacrifice_rate: float = 0.0,
-                 duel_from: int = 3, replace_keeper_from: int = 4) -> None:
+    #: the defaults of the rules from the player's own cards (the search agent's rollout plays them)
+    DEFAULTS = CounterRules()
+
+    def __init__(self, keep_from: int = DEFAULTS.keep_from, samples: int = 16, sacrifice_rate: float = 0.0,
+                 duel_from: int = DEFAULTS.duel_from, replace_keeper_from: int = DEFAULTS.replace_keeper_from) -> None:
         super().__init__(keep_from, sacrifice_rate)
         if samples < 1:
             raise ValueError(f"samples must be >= 1, got {samples}")
-        if duel_from < 0:
-            raise ValueError(f"duel_from is a card value index and must be >= 0, got {duel_from}")
-        if replace_keeper_from < 0:
-            raise ValueError(f"replace_keeper_from is a card value index and must be >= 0, got {replace_keeper_from}")
         self.samples = samples
-        self.duel_from = duel_from
-        self.replace_keeper_from = replace_keeper_from
+        self.own_cards = CounterRules(keep_from, duel_from, replace_keeper_from)
+
+    @property
+    def duel_from(self) -> int:
+        return self.own_cards.duel_from
+
+    @property
+    def replace_keeper_from(self) -> int:
+        return self.own_cards.replace_keeper_from
 
     def replace_plan(self, view: PlayerView, hand: list[int]) -> list[int]:
-        return replacement_with_weak_keeper(hand, self.keep_from, self.replace_keeper_from)
+        return self.own_cards.replace_plan(hand)
 
     def duel_card(self, view: PlayerView, hand: list[int]) -> int:
-        return cheapest_duel_card(hand, self.duel_from)
+        return self.own_cards.duel_card(hand)
 
     def attack(self, view: PlayerView, hand: list[int]) -> int:
         """Among the widest keeper-safe attacks, the one that forces the most sacrifices."""

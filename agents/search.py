@@ -6,8 +6,9 @@ At each decision with more than one legal action the agent
    the opponent's hidden cards are drawn from the unseen cards, respecting what their failed
    answers revealed, see that module), never reading the true hidden state;
 2. in every world, plays each legal action and finishes the *round* with a fast heuristic
-   rollout policy for both players (the counter's replace and duel rules with the planner's
-   attack and answer rules, applied to each player's own cards);
+   rollout policy for both players (`rollout_action`: the counter's replace and duel rules,
+   `CardCounterAgent.DEFAULTS`, with the planner's attack and answer rules, applied to each
+   player's own cards);
 3. picks the action with the best mean round result (+1 won, 0 void, -1 lost).
 
 The round is the unit of value: a decisive round moves the Tacocat one space for its winner,
@@ -34,28 +35,27 @@ import numpy as np
 from agents.base import Agent, AgentInput
 from agents.heuristic import (
     CardCounterAgent,
-    cheapest_duel_card,
+    CounterRules,
     keeper_safe_answer,
     next_replacement,
-    replacement_with_weak_keeper,
     widest_attack,
 )
 from tacocat_env.engine import GameState, Phase, apply_action, legal_actions
 from tacocat_env.view import sample_state
 
 
-def rollout_action(state: GameState, keep_from: int = 7, duel_from: int = 3, replace_keeper_from: int = 4) -> int:
-    """The heuristic move of the player to act, from that player's own cards only (the
-    counter's defaults, without its sampling)."""
+def rollout_action(state: GameState, counter: CounterRules = CardCounterAgent.DEFAULTS) -> int:
+    """The heuristic move of the player to act, from that player's own cards only: the counter's
+    replace plan and duel card (`counter`, the counter's defaults unless given) and the planner's
+    attack and answer (the counter's, without sampling the opponent's hand)."""
     rules = state.rules
     player = state.to_act
     hand = state.hands[player]
     phase = state.phase
     if phase is Phase.REPLACE:
-        return next_replacement(rules, hand, state.set_aside[player], state.replace_cap[player],
-                                lambda dealt: replacement_with_weak_keeper(dealt, keep_from, replace_keeper_from))
+        return next_replacement(rules, hand, state.set_aside[player], state.replace_cap[player], counter.replace_plan)
     if phase is Phase.DUEL:
-        return rules.codec.duel_base + cheapest_duel_card(hand, duel_from)
+        return rules.codec.duel_base + counter.duel_card(hand)
     if phase is Phase.ATTACK:
         return widest_attack(rules, hand, legal_actions(state))
     return keeper_safe_answer(rules, hand, state.attack[len(state.answers)])

@@ -146,6 +146,24 @@ def test_rollout_plays_out_exactly_one_round():
     assert rollout_action(state) in legal_actions(state)
 
 
+@pytest.mark.parametrize("params", [{}, {"duel_from": 0, "replace_keeper_from": 12}, {"keep_from": 5, "duel_from": 6}])
+def test_rollout_replaces_and_duels_as_the_counter(params):
+    """The rollout's replace (R4.3) and duel (R5.1) moves are the counter's, at its defaults or
+    at given parameters: the counter's own-cards rules are defined once (`CounterRules`)."""
+    from agents.heuristic import CardCounterAgent, CounterRules
+
+    counter = CardCounterAgent(**params)
+    rollout_args = (CounterRules(**params),) if params else ()  # no parameters: the rollout's default
+    seen = set()
+    for state in random_positions(3000, seed=5):
+        if state.phase not in (Phase.REPLACE, Phase.DUEL) or len(legal_actions(state)) == 1:
+            continue
+        seen.add(state.phase)
+        counter.reset(state.to_act, np.random.default_rng(0))
+        assert rollout_action(state, *rollout_args) == counter.act(AgentInput.from_state(state, state.to_act))
+    assert seen == {Phase.REPLACE, Phase.DUEL}
+
+
 def test_sampled_world_keeps_the_replaced_counts_in_seat_order():
     """R4.2: `replaced` is per seat; the view holds (own, opponent's). Searching as player_1
     used to store them swapped."""
