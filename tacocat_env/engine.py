@@ -13,14 +13,21 @@ The public API is::
 
 `GameState.events` is the public history of the game (R7.2): what every player has seen,
 and nothing else, so agents may read it. `GameState.clone()` copies a state for search.
+
+Chance. The engine's only randomness is the deal at every round start (R2.2, R6.4): a `Deal`
+(both hands and the draw pile's order). By default it is a shuffle of the state's generator
+(`shuffled_deal`); `new_game(..., deal=)` and `apply_action(..., deal=)` deal given cards
+instead, through the same code, for callers that choose chance outcomes themselves (the
+OpenSpiel adapter's chance nodes). `reorder_pile` orders the hidden draw pile (R7.1) for a
+caller that decides the replacement draws (R4.3) when they are made.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -28,7 +35,7 @@ import numpy as np
 from tacocat_env.actions import MoveKind
 from tacocat_env.config import RulesConfig, make_config
 from tacocat_env.errors import (
-    ActionOutOfRangeError, GameOverError, IllegalActionError, NotYourTurnError, TacocatError,
+    ActionOutOfRangeError, GameOverError, IllegalActionError, InvalidPositionError, NotYourTurnError, TacocatError,
 )
 from tacocat_env.events import (
     AnswerPlayed,
@@ -175,21 +182,34 @@ class GameState:
 # ---------------------------------------------------------------------------------------
 # set-up and rounds (R2, R6.4)
 # ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Deal:
+    """The cards of a round start (R2.2, R2.3): each player's hand, as counts per value index
+    (player_0's first), and the draw pile, value indices with the top card last."""
+
+    hands: tuple[Sequence[int], Sequence[int]]
+    pile: Sequence[int]
+
+
 def new_game(
     config: Ruleset | RulesConfig | dict[str, Any] | None = None,
     seed: int | np.random.Generator | None = None,
+    *,
+    deal: Deal | None = None,
 ) -> GameState:
     """A new game (R2): Tacocat on the centre, no tiles, first round dealt.
 
     `config` is a rules config (or a mapping of its fields, or None for the defaults) or an
-    already compiled `Ruleset`. All randomness comes from the given seed or Generator.
+    already compiled `Ruleset`. All randomness comes from the given seed or Generator; `deal`
+    gives the first round's cards instead of a shuffle (InvalidPositionError naming the problem
+    unless it holds two hands of the centre's deal size and the rest of the deck as the pile).
     """
     if isinstance(config, Ruleset):
         rules = config
     else:
         rules = compile_rules(config if isinstance(config, RulesConfig) else make_config(config))
     state = GameState(rules=rules, rng=make_rng(seed), space=rules.config.centre, covered=[False] * rules.n_spaces)
-    _start_round(state)
+    _start_round(state, deal)
     return state
 
 
@@ -203,18 +223,31 @@ def make_rng(seed: int | np.random.Generator | None) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def _start_round(state: GameState) -> None:
-    """Shuffle all cards, deal the space's deal size to both players, open the replace step."""
-    rules = state.rules
-    order = state.rng.permutation(len(rules.deck_cards))
+def shuffled_deal(rules: Ruleset, size: int, rng: np.random.Generator) -> Deal:
+    """A random deal of `size` cards each (R2.2): all cards shuffled by one permutation of
+    `rng`, player_0 dealt the top `size` cards, then player_1; the rest is the draw pile."""
     deck = rules.deck_cards
-    state.draw_pile = [deck[i] for i in order]
-    n_values = rules.n_values
-    size = rules.board[state.space]
-    state.hands = [[0] * n_values, [0] * n_values]
+    pile = [deck[i] for i in rng.permutation(len(deck))]
+    hands = [[0] * rules.n_values, [0] * rules.n_values]
     for player in (0, 1):
         for _ in range(size):
-            state.hands[player][state.draw_pile.pop()] += 1
+            hands[player][pile.pop()] += 1
+    return Deal((hands[0], hands[1]), pile)
+
+
+def _start_round(state: GameState, deal: Deal | None = None) -> None:
+    """Deal a round on the state's space (R2.2, R6.4) and open its replace step: `deal` if
+    given (checked first, so a refused deal changes nothing), else `shuffled_deal` from the
+    state's generator."""
+    rules = state.rules
+    size = rules.board[state.space]
+    if deal is None:
+        deal = shuffled_deal(rules, size, state.rng)
+    else:
+        _check_deal(rules, state.space, deal)
+    n_values = rules.n_values
+    state.hands = [list(deal.hands[0]), list(deal.hands[1])]
+    state.draw_pile = list(deal.pile)
     state.set_aside = [[0] * n_values, [0] * n_values]
     state.discard = [0] * n_values
     state.duel = [None, None]
@@ -226,6 +259,36 @@ def _start_round(state: GameState) -> None:
     arrow = rules.arrows[state.space]
     state.events.append(RoundDealt(_ROUND, state.rounds_played + 1, state.space, size, arrow))
     open_replace(state, arrow)
+
+
+def _check_deal(rules: Ruleset, space: int, deal: object) -> None:
+    """InvalidPositionError naming the first problem unless `deal` deals a round on `space`:
+    two hands of the space's deal size and a pile that together hold every card of the deck
+    exactly once (R2.2, R2.3)."""
+    if not isinstance(deal, Deal):
+        raise InvalidPositionError(f"deal: expected a Deal, got {type(deal).__name__}")
+    n, size = rules.n_values, rules.board[space]
+    if not (_sequence(deal.hands, 2) and all(_integers(h, 0, len(rules.deck_cards) + 1, n) for h in deal.hands)):
+        raise InvalidPositionError(f"deal: hands must be two lists of {n} non-negative counts (one per card value), "
+                                   f"got {deal.hands!r:.80}")
+    for player, hand in enumerate(deal.hands):
+        if sum(hand) != size:
+            raise InvalidPositionError(f"deal: player_{player}'s hand holds {sum(hand)} card(s), but a round on "
+                                       f"space {space} deals {size} (R2.2)")
+    if not _sequence(deal.pile):
+        raise InvalidPositionError(f"deal: pile must be a list of value indices, got {type(deal.pile).__name__}")
+    dealt = [a + b for a, b in zip(*deal.hands)]
+    for card in deal.pile:
+        if not _integer(card, 0, n):
+            raise InvalidPositionError(f"deal: the pile holds {card!r}, which is not a card of this deck "
+                                       f"(value indices 0..{n - 1})")
+        dealt[card] += 1
+    for v, (n_dealt, n_deck) in enumerate(zip(dealt, rules.copies)):
+        if n_dealt != n_deck:
+            raise InvalidPositionError(
+                f"deal: value {rules.values[v]} is dealt {n_dealt} time(s), but the deck has {n_deck}: every card "
+                "of the deck goes to one hand or the draw pile, once (R2.2, R2.3)"
+            )
 
 
 def open_replace(state: GameState, arrow: int | None) -> None:
@@ -241,6 +304,35 @@ def open_replace(state: GameState, arrow: int | None) -> None:
         state.replace_cap[arrow] = size
     state.phase = Phase.REPLACE
     state.to_act = state.replace_queue[0]
+
+
+def reorder_pile(state: GameState, pile: Sequence[int]) -> None:
+    """Put the draw pile in the order `pile` (value indices, top card last): the same cards,
+    reordered. Nobody sees the pile's order (R7.1), so a caller that decides replacement draws
+    (R4.3) only when they are made (OpenSpiel's chance nodes) puts the chosen cards on top
+    before the move that draws them. InvalidPositionError, and nothing changed, if `pile` does
+    not hold exactly the cards of the pile."""
+    if not _integers(pile, 0, state.rules.n_values) or sorted(pile) != sorted(state.draw_pile):
+        raise InvalidPositionError(f"reorder_pile: {list(pile)!r:.80} is not an order of the draw pile's "
+                                   f"{len(state.draw_pile)} cards")
+    state.draw_pile = list(pile)
+
+
+def _integer(value: Any, low: int, high: int, none: bool = False) -> bool:
+    """An integer (not a bool) in [low, high), or None where `none`."""
+    if value is None:
+        return none
+    return (isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+            and low <= value < high)
+
+
+def _sequence(values: Any, length: int | None = None) -> bool:
+    return isinstance(values, (list, tuple)) and (length is None or len(values) == length)
+
+
+def _integers(values: Any, low: int, high: int, length: int | None = None, none: bool = False) -> bool:
+    """A list (or tuple) of `length` integers in [low, high) (None allowed where `none`)."""
+    return _sequence(values, length) and all(_integer(v, low, high, none) for v in values)
 
 
 # ---------------------------------------------------------------------------------------
@@ -306,36 +398,51 @@ def _attack_actions(rules: Ruleset, hand: list[int]) -> list[int]:
 # ---------------------------------------------------------------------------------------
 # transitions
 # ---------------------------------------------------------------------------------------
-def apply_action(state: GameState, action: int, player: int | None = None) -> None:
+def apply_action(state: GameState, action: int, player: int | None = None, *, deal: Deal | None = None) -> None:
     """Play `action` for the player to act (R4-R6).
 
     Raises (and leaves the state untouched) when the game is over, when `player` is given and
     is not the player to act, or when the action is out of range or not legal.
+
+    `deal` gives the cards of the round this move starts (R6.4) instead of a shuffle from the
+    state's generator: a chance outcome chosen by the caller. InvalidPositionError, and the
+    state untouched, when the move starts no round or `deal` is not a deal of its space
+    (`new_game` takes one for the first round). The move is made on a copy, which then
+    replaces the state's fields (its lists are new objects).
     """
     if state.phase is Phase.OVER:
         raise GameOverError("the game is over; no action can be applied (reset to play again)")
     if player is not None and player != state.to_act:
         raise NotYourTurnError(f"player_{player} tried to act, but it is player_{state.to_act}'s turn")
     legal = legal_actions(state)
-    codec = state.rules.codec
-    if type(action) is int and action in legal:  # the common case, checked cheaply
+    if not (type(action) is int and action in legal):  # the common case, checked cheaply
+        action = check_action_id(state, action)
+        if action not in legal:
+            codec = state.rules.codec
+            raise IllegalActionError(
+                f"'{codec.names[action]}' (action {action}) is not legal for player_{state.to_act} "
+                f"now; legal: {_legal_text(state, legal)}",
+                action, legal, [codec.names[a] for a in legal],
+            )
+    if deal is None:
         _apply_legal(state, action)
         return
-    action = check_action_id(state, action)
-    if action not in legal:
-        raise IllegalActionError(
-            f"'{codec.names[action]}' (action {action}) is not legal for player_{state.to_act} "
-            f"now; legal: {_legal_text(state, legal)}",
-            action, legal, [codec.names[a] for a in legal],
-        )
-    _apply_legal(state, action)
+    after = state.clone(rng=state.rng)
+    _apply_legal(after, action, deal)  # raises with only the copy changed
+    vars(state).update(vars(after))
 
 
-def _apply_legal(state: GameState, action: int) -> None:
+def _apply_legal(state: GameState, action: int, deal: Deal | None = None) -> None:
     state._legal_cache = None
     state.actions.append((state.to_act, action))
+    rounds = state.rounds_played
     move = state.rules.codec.moves[action]
     _APPLY_MOVE[move.kind](state, move.cards)
+    if state.rounds_played != rounds and state.phase is not Phase.OVER:
+        _start_round(state, deal)  # R6.4: the round ended and the game goes on
+    elif deal is not None:
+        raise InvalidPositionError(f"deal: '{state.rules.codec.names[action]}' (action {action}) starts no round, "
+                                   "so there is nothing to deal")
 
 
 def _sacrifice(state: GameState) -> None:
@@ -493,7 +600,8 @@ def _showdown(state: GameState) -> None:
 
 
 def _finish_round(state: GameState, winner: int | None) -> None:
-    """R6.2-R6.4, R1.5: move the Tacocat and cover the space left, or void the round."""
+    """R6.2-R6.4, R1.5: move the Tacocat and cover the space left, or void the round; end the
+    game in a goal or after max_rounds."""
     state.rounds_played += 1
     state.last_round_winner = winner
     state.attacker = None
@@ -513,8 +621,7 @@ def _finish_round(state: GameState, winner: int | None) -> None:
         state.truncated = True
         state.phase = Phase.OVER
         state.events.append(GameOver(_GAME_OVER, None))
-        return
-    _start_round(state)
+    # otherwise `_apply_legal` deals the next round (R6.4), from the deal given to the move if any
 
 
 def next_space(covered: list[bool], space: int, player: int) -> int:
@@ -545,9 +652,14 @@ def moves_to_goal(covered: list[bool] | tuple[bool, ...], space: int, winner: in
 def round_shaping(state: GameState, rounds_before: int) -> list[float]:
     """Optional shaping [player_0, player_1]: +round_reward to the winner and -round_reward to
     the loser of a decisive round that ended since `rounds_before` rounds; zeros otherwise."""
-    bonus = state.config.round_reward
-    winner = state.last_round_winner
-    if not bonus or state.rounds_played == rounds_before or winner is None:
+    if state.rounds_played == rounds_before:
+        return [0.0, 0.0]
+    return _round_bonus(state.config.round_reward, state.last_round_winner)
+
+
+def _round_bonus(bonus: float, winner: int | None) -> list[float]:
+    """The shaping of one finished round won by `winner` (None: void)."""
+    if not bonus or winner is None:
         return [0.0, 0.0]
     return [bonus, -bonus] if winner == 0 else [-bonus, bonus]
 
@@ -557,6 +669,20 @@ def returns(state: GameState) -> list[float]:
     if state.winner is None:
         return [0.0, 0.0]
     return [1.0, -1.0] if state.winner == 0 else [-1.0, 1.0]
+
+
+def shaped_returns(state: GameState) -> list[float]:
+    """`returns` plus `round_shaping` summed over every round played: what a player earns over
+    the whole game, round rewards included (the OpenSpiel game's returns). Each decisive round
+    left one TacocatMoved event (R6.3); the rounds' shaping is added to the returns in order."""
+    result = returns(state)
+    bonus = state.config.round_reward
+    if bonus:
+        for event in state.events:
+            if event.kind == _MOVE:
+                paid = _round_bonus(bonus, event.winner)
+                result = [result[0] + paid[0], result[1] + paid[1]]
+    return result
 
 
 #: what each kind of move does (R4-R5), given the cards it plays

@@ -7,15 +7,16 @@ engine (`tacocat_env.engine`), whose action ids, legal actions and returns it ex
 Game facts: two players, sequential moves, explicit stochastic chance, imperfect information,
 zero-sum, terminal rewards: +1/-1 for reaching a goal, 0 for a truncated game (R1.5), plus the
 config's optional ``round_reward`` for every decisive round won and minus it for every one lost
-(the engine's round shaping, summed over the game; 0 by default). The small presets of
-`tacocat_env.presets` that last one round use it, so that their returns are the round's result.
+(the engine's round shaping summed over the game, `engine.shaped_returns`; 0 by default). The
+small presets of `tacocat_env.presets` that last one round use it, so that their returns are
+the round's result.
 
-Chance. The engine's only randomness is the shuffle at the start of every round (R2.2, R6.4);
-the cards it deals and the cards drawn when replacing (R4.3) are the top of that shuffled pile.
-The adapter makes those draws explicit chance nodes with exact probabilities and then lets the
-engine deal them: before a round starts it hands the engine a "shuffle" that puts the chosen
-hands on top, and before replacement cards are drawn it orders the (hidden, never observed)
-draw pile so the chosen cards come out. Each hand or draw is decided value by value: for card
+Chance. The engine's only randomness is the deal at the start of every round (R2.2, R6.4);
+the cards drawn when replacing (R4.3) are the top of the dealt pile. The adapter makes those
+draws explicit chance nodes with exact probabilities and then lets the engine deal them: a
+round's chosen hands are the engine's `Deal` for it (`new_game` / `apply_action` with
+``deal=``), and before replacement cards are drawn `reorder_pile` puts the chosen cards on top
+of the (hidden, never observed) draw pile. Each hand or draw is decided value by value: for card
 value v the chance node picks how many copies c the hand gets, with the multivariate
 hypergeometric probability C(n_v, c) C(n_rest, k - c) / C(n_v + n_rest, k), where k cards are
 still to be drawn, n_v copies of v are in the pile and n_rest cards of higher values. So every
@@ -65,7 +66,7 @@ import pyspiel
 from pydantic import ValidationError
 
 from tacocat_env.config import RulesConfig
-from tacocat_env.engine import GameState, apply_action, legal_actions, new_game, returns
+from tacocat_env.engine import Deal, GameState, apply_action, legal_actions, new_game, reorder_pile, shaped_returns
 from tacocat_env.errors import TacocatError
 from tacocat_env.observation import ObservationLayout, describe, encode
 from tacocat_env.presets import preset_config
@@ -227,23 +228,8 @@ class TacocatGame(pyspiel.Game):
         return TacocatObserver(obs_type, self.layout.size)
 
 
-class _StagedShuffle(np.random.Generator):
-    """A generator whose one `permutation` call returns a given order: how the adapter deals
-    the hands its chance nodes chose (the engine shuffles only at a round start)."""
-
-    def __init__(self, order: list[int]) -> None:
-        super().__init__(np.random.PCG64(0))
-        self._order: list[int] | None = order
-
-    def permutation(self, x: Any, axis: int = 0) -> np.ndarray:
-        if self._order is None or x != len(self._order):
-            raise AssertionError("the staged shuffle was used twice or for another deck")
-        order, self._order = self._order, None
-        return np.asarray(order)
-
-
-#: the generator of engine states between round starts. Only trial moves draw from it (their
-#: deals are thrown away); every real round start gets a `_StagedShuffle`.
+#: the generator of engine states. Only trial moves draw from it (their deals are thrown away);
+#: every real round is dealt the cards its chance nodes chose.
 _UNUSED_RNG = np.random.default_rng(0)
 
 
@@ -341,14 +327,7 @@ class TacocatState(pyspiel.State):
         engine = self._box.engine
         if not self.is_terminal() or engine is None:
             return [0.0, 0.0]
-        result = returns(engine)
-        bonus = engine.config.round_reward
-        if bonus:  # the engine's round shaping, summed: one "move" event per decisive round
-            for event in engine.events:
-                if event[0] == "move":
-                    sign = 1.0 if event[1] == 0 else -1.0
-                    result = [result[0] + sign * bonus, result[1] - sign * bonus]
-        return result
+        return shaped_returns(engine)
 
     def _legal_actions(self, player: int) -> list[int]:
         engine = self._box.engine
@@ -515,38 +494,28 @@ class TacocatState(pyspiel.State):
         draws = self._draws
         assert draws is not None
         self._draws = None
-        rules = self.rules
-        # the engine draws from the end of the pile: put the first slot's cards last
-        drawn = [v for chosen in reversed(draws.chosen) for v, n in enumerate(chosen) for _ in range(n)]
         rest = list(draws.pool)
-        for v in drawn:
-            rest[v] -= 1
-        pile = [v for v, n in enumerate(rest) for _ in range(n)] + drawn
+        for chosen in draws.chosen:
+            rest = [n - c for n, c in zip(rest, chosen)]
+        pile = [v for v, n in enumerate(rest) for _ in range(n)]
         if draws.new_round:
-            # a shuffle of the whole deck (deck_cards is sorted by value) that yields `pile`
-            positions: dict[int, list[int]] = {}
-            for index, v in enumerate(rules.deck_cards):
-                positions.setdefault(v, []).append(index)
-            order = [positions[v].pop() for v in pile]
+            hands = {player: tuple(chosen) for (player, _), chosen in zip(draws.slots, draws.chosen)}
+            deal = Deal((hands[0], hands[1]), tuple(pile))
             if draws.move is None:
-                self._box.engine = new_game(rules, _StagedShuffle(order))
-                before = None
-            else:
-                engine = self._box.engine
-                assert engine is not None
-                engine.rng = _StagedShuffle(order)
-                before = len(engine.events)
-                apply_action(engine, draws.move)
+                engine = self._box.engine = new_game(self.rules, _UNUSED_RNG, deal=deal)
+                self._log_events(engine.events)
+                return
             engine = self._box.engine
             assert engine is not None
-            for (player, _), chosen in zip(draws.slots, draws.chosen):
-                assert engine.hands[player] == chosen, "the engine did not deal the chance outcome"
-            engine.rng = _UNUSED_RNG
-            self._log_events(engine.events if before is None else engine.events[before:])
+            before = len(engine.events)
+            apply_action(engine, draws.move, deal=deal)
+            self._log_events(engine.events[before:])
             return
         engine = self._box.engine
         assert engine is not None and draws.move is not None
-        engine.draw_pile = pile
+        # the engine draws from the end of the pile: put the first slot's cards last
+        reorder_pile(engine, pile + [v for chosen in reversed(draws.chosen) for v, n in enumerate(chosen)
+                                     for _ in range(n)])
         hands_before = [list(h) for h in engine.hands]
         before = len(engine.events)
         apply_action(engine, draws.move)
