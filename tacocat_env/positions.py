@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from tacocat_env.config import RulesConfig, make_config
-from tacocat_env.engine import GameState, Phase, open_replace
+from tacocat_env.engine import GameState, Phase, make_state, replace_step
 from tacocat_env.errors import InvalidPositionError
 from tacocat_env.events import EventKind, RoundDealt
 from tacocat_env.actions import Move
@@ -116,21 +116,25 @@ def setup_position(
         counts(cards, what)
         return [index[c] for c in cards]
 
-    state = GameState(rules=rules, rng=rng, space=space, covered=covered_flags, rounds_played=rounds_played)
-    state.phase = _PHASES[phase]
-    state.hands = [counts(hands[0], "hands[0]"), counts(hands[1], "hands[1]")]
-    state.set_aside = [[0] * rules.n_values, [0] * rules.n_values]
-    state.discard = counts(discard, "discard")
-    state.events.append(RoundDealt(EventKind.ROUND, rounds_played + 1, space, rules.board[space], rules.arrows[space]))
+    state_phase = _PHASES[phase]
+    hand_counts = [counts(hands[0], "hands[0]"), counts(hands[1], "hands[1]")]
+    aside = [[0] * rules.n_values, [0] * rules.n_values]
+    discard_counts = counts(discard, "discard")
+    queue: list[int] = []
+    caps = [0, 0]
+    replaced: list[int | None] = [None, None]
+    duel: list[int | None] = [None, None]
+    trick: list[int] = []
+    answered: list[int] = []
 
-    if state.phase is Phase.REPLACE:
-        open_replace(state, rules.arrows[space])
-        first = state.replace_queue[0]
+    if state_phase is Phase.REPLACE:
+        queue, caps = replace_step(rules, space)
+        first = queue[0]
         if to_act is not None and to_act != first:
-            state.replace_queue.pop(0)
-            second = state.replace_queue[0]
+            queue.pop(0)
+            second = queue[0]
             if rules.arrows[space] is None:
-                state.set_aside[first] = counts(set_aside, "set_aside")
+                aside[first] = counts(set_aside, "set_aside")
             else:
                 if replace_cap is None or replace_cap <= 0:
                     raise InvalidPositionError(
@@ -141,35 +145,36 @@ def setup_position(
                         f"replace_cap={replace_cap}: the first replacer cannot have replaced more than the "
                         f"deal size of space {space} ({rules.board[space]})"
                     )
-                state.replace_cap[second] = replace_cap
-                state.replaced[first] = replace_cap
-            state.to_act = second
+                caps[second] = replace_cap
+                replaced[first] = replace_cap
         elif set_aside:
             raise InvalidPositionError("set_aside is only for player_0's hidden choice on a two-arrow space")
-    elif state.phase is Phase.DUEL:
-        state.to_act = 0 if to_act is None else to_act
-        if state.to_act == 1:
+        acting = queue[0]
+    elif state_phase is Phase.DUEL:
+        acting = 0 if to_act is None else to_act
+        if acting == 1:
             if duel_card is None:
                 raise InvalidPositionError("duel_card: player_1 acts in the duel only after player_0 chose a card")
-            state.duel[0] = counts([duel_card], "duel_card").index(1)
+            duel[0] = counts([duel_card], "duel_card").index(1)
     else:
         if attacker not in (0, 1):
             raise InvalidPositionError(f"attacker must be 0 or 1 in the {phase} phase, got {attacker!r}")
-        state.attacker = attacker
-        if state.phase is Phase.ATTACK:
-            state.to_act = attacker
+        if state_phase is Phase.ATTACK:
+            acting = attacker
         else:
-            state.attack = sorted(indices(attack, "attack"), reverse=True)
-            state.answers = indices(answers, "answers")
-            if not state.attack or len(state.answers) >= len(state.attack):
+            trick = sorted(indices(attack, "attack"), reverse=True)
+            answered = indices(answers, "answers")
+            if not trick or len(answered) >= len(trick):
                 raise InvalidPositionError("answer phase needs an attack with unanswered cards")
-            _check_attack(rules, state.attack)
-            state.to_act = 1 - attacker
-    if to_act is not None and to_act != state.to_act:
-        raise InvalidPositionError(f"to_act={to_act} does not fit the {phase} phase (player_{state.to_act} acts)")
+            _check_attack(rules, trick)
+            acting = 1 - attacker
+    if to_act is not None and to_act != acting:
+        raise InvalidPositionError(f"to_act={to_act} does not fit the {phase} phase (player_{acting} acts)")
 
     # every card exactly once (hands + set aside + duel + table + discard + draw = deck)
-    placed = card_counts(state)  # (the draw pile is still empty)
+    placed = [h0 + h1 + a0 + a1 + d for h0, h1, a0, a1, d in zip(*hand_counts, *aside, discard_counts)]
+    for v in (*trick, *answered, *(d for d in duel if d is not None)):
+        placed[v] += 1
     for v, n in enumerate(placed):
         if n > rules.copies[v]:
             raise InvalidPositionError(
@@ -177,28 +182,24 @@ def setup_position(
             )
     rest = [v for v in range(rules.n_values) for _ in range(rules.copies[v] - placed[v])]
     if draw_pile is None:
-        state.draw_pile = [rest[i] for i in rng.permutation(len(rest))]
+        pile = [rest[i] for i in rng.permutation(len(rest))]
     else:
-        state.draw_pile = indices(draw_pile, "draw_pile")
-        if sorted(state.draw_pile) != rest:
+        pile = indices(draw_pile, "draw_pile")
+        if sorted(pile) != rest:
             raise InvalidPositionError(
                 f"draw_pile must hold exactly the cards placed nowhere else: {sorted(rules.values[v] for v in rest)}"
             )
 
+    state = make_state(
+        rules, rng=rng, space=space, covered=covered_flags, rounds_played=rounds_played, phase=state_phase,
+        to_act=acting, hands=hand_counts, set_aside=aside, draw_pile=pile, discard=discard_counts,
+        replace_queue=queue, replace_cap=caps, replaced=replaced, duel=duel,
+        attacker=None if state_phase in (Phase.REPLACE, Phase.DUEL) else attacker, attack=trick, answers=answered,
+        events=[RoundDealt(EventKind.ROUND, rounds_played + 1, space, rules.board[space], rules.arrows[space])],
+        where="setup_position",
+    )
     _check_sizes(state)
     return state
-
-
-def card_counts(state: GameState) -> list[int]:
-    """How many cards of each value index the state holds in all places together: both hands,
-    both set-asides, the hidden duel cards, the trick on the table, the discard pile and the
-    draw pile. A consistent state holds exactly the deck (`rules.copies`, R0.4, R2.3)."""
-    counts = [h0 + h1 + a0 + a1 + d for h0, h1, a0, a1, d in
-              zip(*state.hands, *state.set_aside, state.discard)]
-    for v in (*state.draw_pile, *state.attack, *state.answers, *state.duel):
-        if v is not None:
-            counts[v] += 1
-    return counts
 
 
 def _check_int(value: Any, what: str, low: int | None = None, optional: bool = False) -> None:
@@ -228,14 +229,13 @@ def _check_attack(rules: Ruleset, attack: list[int]) -> None:
 
 
 def _check_sizes(state: GameState) -> None:
-    """R4.4: public hand sizes are equal once each player's trick cards are counted back."""
+    """Hand sizes a round can have (`make_state` has checked that they are equal, R4.4, once
+    each player's trick cards are counted back) and a draw pile that covers the replacements."""
     sizes = [state.hand_size(p) for p in (0, 1)]
     if state.phase is Phase.ANSWER:
         assert state.attacker is not None
         sizes[state.attacker] += len(state.attack)
         sizes[1 - state.attacker] += len(state.answers)
-    if sizes[0] != sizes[1]:
-        raise InvalidPositionError(f"hand sizes must be equal (R4.4), got {sizes[0]} and {sizes[1]}")
     if min(sizes) < 1:
         raise InvalidPositionError("each player needs at least one card")
     largest = max(state.rules.board)

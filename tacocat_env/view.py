@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tacocat_env.engine import GameState, Phase, legal_actions
+from tacocat_env.engine import GameState, Phase, legal_actions, make_state
 from tacocat_env.events import Event, EventKind
 from tacocat_env.ruleset import Ruleset
 
@@ -173,34 +173,29 @@ def sample_state(view: PlayerView, rng: np.random.Generator, assume_forced_sacri
     for v in opp_cards:
         rest.remove(v)
     order = rng.permutation(len(rest))
-    state = GameState(rules=rules, rng=rng, space=view.space, covered=list(view.covered),
-                      rounds_played=view.rounds_played, phase=view.phase,
-                      to_act=view.to_act if view.to_act is not None else 0)
     hands = [[0] * rules.n_values, [0] * rules.n_values]
     hands[me] = list(view.hand)
     for v in opp_cards:
         hands[opp][v] += 1
-    state.hands = hands
-    state.set_aside = [[0] * rules.n_values, [0] * rules.n_values]
-    state.set_aside[me] = list(view.own_set_aside)
-    state.draw_pile = [rest[i] for i in order]
-    state.discard = list(view.discard)
-    state.replace_queue = list(view.replace_queue)
-    state.replace_cap = [0, 0]
-    state.replace_cap[me] = view.replace_cap
+    set_aside = [[0] * rules.n_values, [0] * rules.n_values]
+    set_aside[me] = list(view.own_set_aside)
+    replace_cap = [0, 0]
+    replace_cap[me] = view.replace_cap
     if view.phase is Phase.REPLACE and view.arrow is None and opp in view.replace_queue:
-        state.replace_cap[opp] = rules.board[view.space]
-    state.replaced = list(view.replaced)
-    state.duel = [None, None]
-    state.duel[me] = view.own_duel
+        replace_cap[opp] = rules.board[view.space]
+    duel: list[int | None] = [None, None]
+    duel[me] = view.own_duel
     if view.phase is Phase.DUEL and view.to_act == me and me == 1:
         card = opp_cards[int(rng.integers(len(opp_cards)))]
-        state.hands[opp][card] -= 1
-        state.duel[opp] = card
-    state.last_duel = view.last_duel
-    state.attacker = view.attacker
-    state.attack = list(view.attack)
-    state.answers = list(view.answers)
-    state.winner = view.winner
-    state.events = list(view.events)
-    return state
+        hands[opp][card] -= 1
+        duel[opp] = card
+    over = view.phase is Phase.OVER
+    return make_state(
+        rules, rng=rng, space=view.space, covered=list(view.covered), rounds_played=view.rounds_played,
+        phase=view.phase, to_act=view.to_act if view.to_act is not None else 0, hands=hands, set_aside=set_aside,
+        draw_pile=[rest[i] for i in order], discard=list(view.discard), replace_queue=list(view.replace_queue),
+        replace_cap=replace_cap, replaced=list(view.replaced), duel=duel, last_duel=view.last_duel,
+        attacker=view.attacker, attack=list(view.attack), answers=list(view.answers), winner=view.winner,
+        truncated=over and view.winner is None,  # R1.5: a game over without a winner was truncated
+        events=view.events, where="sample_state",
+    )

@@ -21,7 +21,7 @@ from tacocat_env import InvalidPositionError, Phase, RulesConfig, new_game, setu
 from tacocat_env.batch import TacocatBatch  # noqa: E402
 from tacocat_env.batch.convert import check_game_state  # noqa: E402
 from tacocat_env.batch.tables import compile_tables  # noqa: E402
-from tacocat_env.positions import card_counts as engine_card_counts  # noqa: E402
+from tacocat_env.engine import card_counts as engine_card_counts  # noqa: E402
 
 TABLES = compile_tables(DEFAULT)
 DEFAULT_VALUES = TABLES.rules.values
@@ -106,7 +106,7 @@ def test_another_ruleset_is_refused(env):
 @given(seed=seeds, cfg=st.one_of(st.just(DEFAULT), rules_configs()))
 def test_every_state_of_play_passes_the_check_and_counts_as_the_tests_count(seed, cfg):
     """The check is never stricter than the rules: every state random play reaches (R0.4, R2.3),
-    and a resampled hidden deal of it, passes; positions.card_counts agrees with the tests'
+    and a resampled hidden deal of it, passes; engine.card_counts agrees with the tests'
     independent count."""
     tables = compile_tables(cfg)
     rng = np.random.default_rng(seed)

@@ -7,9 +7,11 @@ the two engines draw the same cards for the rest of the round. What does not cro
 reference's history (`events`, `actions`: a converted-back state starts with empty ones) and
 its random generator (new rounds are dealt from the generator given to `to_game`).
 
-A position is checked as a whole before it crosses (`check_game_state`): a `GameState` of the
-engine's rules, every field of the right type and range, and every card of the deck in exactly
-one place (R0.4, R2.3), so a hand-edited state cannot smuggle cards into the batch engine.
+A position is checked as a whole before it crosses (`check_game_state`, the engine's
+`check_state` for the batch engine's rules): every field of the right type and range, every
+card of the deck in exactly one place (R0.4, R2.3) and fields that fit together, so a
+hand-edited state cannot smuggle cards into the batch engine. `to_game` builds its state with
+the engine's `make_state`, which checks it the same way.
 """
 
 from __future__ import annotations
@@ -24,9 +26,8 @@ import numpy as np
 from tacocat_env.batch import core
 from tacocat_env.batch.core import State
 from tacocat_env.batch.tables import NONE, VOID, Tables
-from tacocat_env.engine import GameState, Phase, make_rng
+from tacocat_env.engine import GameState, Phase, check_state, make_state
 from tacocat_env.errors import InvalidPositionError
-from tacocat_env.positions import card_counts
 from tacocat_env.ruleset import Ruleset, compile_rules
 
 #: fields of `State` that depend on the deal (the shuffle) rather than on the public game
@@ -37,72 +38,15 @@ def check_game_state(game: Any, t: Tables, where: str = "game") -> GameState:
     """`game` itself, once checked as a whole for the batch engine of `t`.
 
     Raises TypeError when it is not a `GameState`, ValueError when it was made under other
-    rules, and InvalidPositionError (a ValueError) naming the first field of a wrong type or
-    range, or the first card value that is not held exactly as many times as the deck has it.
+    rules, and InvalidPositionError (a ValueError) from the engine's `check_state`: the first
+    field of a wrong type or range, the first card value that is not held exactly as many
+    times as the deck has it, or fields that do not fit together.
     """
     if not isinstance(game, GameState):
         raise TypeError(f"{where}: expected a GameState (new_game, setup_position), got {type(game).__name__}")
     if not isinstance(game.rules, Ruleset) or game.rules.config != t.rules.config:
         raise ValueError(f"{where}: the game was played under another rules config than the batch engine's")
-    n, deal, most = t.n_values, t.max_deal + 1, t.deck_size + 1
-    counts = f"{n} non-negative counts (one per card value)"
-    fields: dict[str, tuple[bool, str]] = {
-        "phase": (isinstance(game.phase, Phase), "a Phase"),
-        "to_act": (_integer(game.to_act, 0, 2), "0 or 1"),
-        "space": (_integer(game.space, 0, t.n_spaces), f"a space 0..{t.n_spaces - 1}"),
-        "covered": (_sequence(game.covered, t.n_spaces)
-                    and all(isinstance(c, (bool, np.bool_)) for c in game.covered), f"{t.n_spaces} booleans"),
-        "rounds_played": (_integer(game.rounds_played, 0, t.max_rounds + 1), f"0..{t.max_rounds}"),
-        "hands": (_sequence(game.hands, 2) and all(_integers(h, 0, most, n) for h in game.hands),
-                  f"two lists of {counts}"),
-        "set_aside": (_sequence(game.set_aside, 2) and all(_integers(h, 0, most, n) for h in game.set_aside),
-                      f"two lists of {counts}"),
-        "draw_pile": (_integers(game.draw_pile, 0, n), f"value indices 0..{n - 1}"),
-        "discard": (_integers(game.discard, 0, most, n), counts),
-        "replace_queue": (_integers(game.replace_queue, 0, 2) and len(game.replace_queue) <= 2, "at most 2 players"),
-        "replace_cap": (_integers(game.replace_cap, 0, deal, 2), f"two counts 0..{deal - 1}"),
-        "replaced": (_integers(game.replaced, 0, deal, 2, none=True), f"two counts 0..{deal - 1} or None"),
-        "duel": (_integers(game.duel, 0, n, 2, none=True), f"two value indices 0..{n - 1} or None"),
-        "last_duel": (game.last_duel is None or _integers(game.last_duel, 0, n, 2),
-                      f"None or two value indices 0..{n - 1}"),
-        "attacker": (_integer(game.attacker, 0, 2, none=True), "0, 1 or None"),
-        "attack": (_integers(game.attack, 0, n) and len(game.attack) <= t.max_attack,
-                   f"at most {t.max_attack} value indices 0..{n - 1}"),
-        "answers": (_integers(game.answers, 0, n) and len(game.answers) <= t.max_attack,
-                    f"at most {t.max_attack} value indices 0..{n - 1}"),
-        "winner": (_integer(game.winner, 0, 2, none=True), "0, 1 or None"),
-        "truncated": (isinstance(game.truncated, (bool, np.bool_)), "a boolean"),
-        "last_round_winner": (_integer(game.last_round_winner, -1, 2, none=True), "-1, 0, 1 or None"),
-    }
-    for name, (ok, expected) in fields.items():
-        if not ok:
-            raise InvalidPositionError(f"{where}: field {name} must be {expected}, got {getattr(game, name)!r:.80}")
-    held, copies = card_counts(game), t.rules.copies
-    for v, (n_held, n_deck) in enumerate(zip(held, copies)):
-        if n_held != n_deck:
-            raise InvalidPositionError(
-                f"{where}: value {t.rules.values[v]} is held {n_held} time(s), but the deck has {n_deck} "
-                f"({sum(held)} cards in the state, {sum(copies)} in the deck): every card must be in exactly "
-                "one place (hands, set-asides, duel, table, discard, draw pile; R0.4, R2.3)"
-            )
-    return game
-
-
-def _integer(value: Any, low: int, high: int, none: bool = False) -> bool:
-    """An integer (not a bool) in [low, high), or None where `none`."""
-    if value is None:
-        return none
-    return (isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-            and low <= value < high)
-
-
-def _sequence(values: Any, length: int | None = None) -> bool:
-    return isinstance(values, (list, tuple)) and (length is None or len(values) == length)
-
-
-def _integers(values: Any, low: int, high: int, length: int | None = None, none: bool = False) -> bool:
-    """A list (or tuple) of `length` integers in [low, high) (None allowed where `none`)."""
-    return _sequence(values, length) and all(_integer(v, low, high, none) for v in values)
+    return check_state(game, where)
 
 
 def game_fields(game: GameState, t: Tables, where: str = "game") -> dict[str, np.ndarray]:
@@ -231,14 +175,14 @@ def to_game(state: State, t: Tables, index: int | None = None,
         raise ValueError("the state is batched: give the index of the game to convert")
     if not batched and index is not None:
         raise ValueError("the state holds one game: index must be None")
-    if batched and not _integer(index, 0, len(state.current_player)):
+    if batched and not (isinstance(index, (int, np.integer)) and not isinstance(index, (bool, np.bool_))
+                        and 0 <= index < len(state.current_player)):
         raise ValueError(f"index must be an integer in [0, {len(state.current_player)}), got {index!r}")
     row = jax.tree.map(lambda x: np.asarray(x)[index] if batched else np.asarray(x), state)
     phase = Phase(int(row.phase))
     if bool(row.terminated) and phase is not Phase.OVER:
         raise ValueError("this game was ended by an illegal action (pgx's penalty); it has no reference state")
     rules = compile_rules(t.rules.config)
-    rng = make_rng(seed)
 
     def player(value: np.ndarray) -> int | None:
         return None if int(value) == NONE else int(value)
@@ -246,9 +190,9 @@ def to_game(state: State, t: Tables, index: int | None = None,
     to_act = int(row.current_player)
     left = int(row.replace_left)
     lrw = int(row.last_round_winner)
-    game = GameState(
-        rules=rules,
-        rng=rng,
+    return make_state(
+        rules,
+        rng=seed,
         space=int(row.space),
         covered=[bool(c) for c in row.covered],
         rounds_played=int(row.rounds_played),
@@ -269,5 +213,5 @@ def to_game(state: State, t: Tables, index: int | None = None,
         winner=player(row.winner),
         truncated=bool(row.truncated),
         last_round_winner=None if lrw == VOID else lrw,
+        where="the converted game",
     )
-    return check_game_state(game, t, "the converted game")
