@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
-import subprocess
 import sys
 import time
 
@@ -45,6 +43,7 @@ from pgx.experimental import auto_reset  # noqa: E402
 
 from tacocat_env.batch import TacocatBatch  # noqa: E402
 from tacocat_env.batch.rollout import make_rollout, random_legal_actions  # noqa: E402
+from tacocat_env.stamp import describe, stamp  # noqa: E402
 
 BATCHES = (1, 64, 1024, 4096, 16384, 65536)
 
@@ -112,11 +111,10 @@ def main() -> None:
     if args.devices != jax.local_device_count():
         raise SystemExit(f"error: asked for {args.devices} devices, JAX has {jax.local_device_count()}")
 
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     env = TacocatBatch()
-    print(f"commit {commit}, jax {jax.__version__} ({jax.default_backend()}, {jax.devices()[0].device_kind}), "
-          f"pgx {pgx.__version__}, python {platform.python_version()}, {os.cpu_count()} CPUs, "
-          f"ruleset {env.config.ruleset_hash()}, {args.devices} XLA device(s)")
+    print(describe(stamp(env.config)))
+    print(f"jax backend {jax.default_backend()} ({jax.devices()[0].device_kind}), {os.cpu_count()} CPUs, "
+          f"{args.devices} XLA device(s)")
     print(f"load average at start: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     leduc = pgx.make("leduc_holdem")
     n = steps_for(4096, args.budget)

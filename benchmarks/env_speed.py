@@ -49,7 +49,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 import tacocat_env  # noqa: E402
+from tacocat_env.config import make_config  # noqa: E402
 from tacocat_env.engine import apply_action, legal_actions, new_game  # noqa: E402
+from tacocat_env.stamp import describe, stamp  # noqa: E402
 
 ENV_TARGET_RATIO = 3.0
 ENGINE_TARGET = 40_000.0
@@ -258,9 +260,9 @@ def load_average() -> str:
 
 
 def machine_line(args: argparse.Namespace, load_before: str) -> str:
-    return (f"{time.strftime('%Y-%m-%d %H:%M %Z')}; python {platform.python_version()} "
-            f"({platform.python_implementation()}), {platform.system()} {platform.machine()}, "
-            f"{os.cpu_count()} cores, numpy {np.__version__}, tacocat_env {tacocat_env.__version__}; "
+    return (f"{time.strftime('%Y-%m-%d %H:%M %Z')}; {describe(stamp(make_config(None)))}; "
+            f"{platform.python_implementation()}, {platform.system()} {platform.machine()}, {os.cpu_count()} cores, "
+            f"tacocat_env {tacocat_env.__version__}; "
             f"{args.seconds:g} s per measurement (interleaved), seed {args.seed}; "
             f"load average 1/5/15 min before {load_before}, after {load_average()}")
 

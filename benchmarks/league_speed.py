@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import time
 
 import jax
@@ -26,6 +25,7 @@ from experiments.config import load_experiment
 from experiments.league.ppo import init_runner
 from experiments.league.train import SnapshotPool, build
 from tacocat_env.batch.rollout import make_rollout
+from tacocat_env.stamp import describe, stamp
 
 
 def best_of(fn, repeats: int) -> float:
@@ -45,10 +45,9 @@ def main() -> None:
     args = parser.parse_args()
 
     config = load_experiment(args.config, overrides=args.overrides)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"commit {commit}, jax {jax.__version__} ({jax.default_backend()}), {os.cpu_count()} CPUs, "
-          f"config {args.config} {' '.join(args.overrides)}")
+    print(describe(stamp(config.rules_config)))
+    print(f"jax backend {jax.default_backend()}, {os.cpu_count()} CPUs, config {args.config} {' '.join(args.overrides)}")
     print(f"load average at start: {load}")
     env, s, iteration = build(config)
     steps = s.n_envs * s.n_steps

@@ -7,7 +7,7 @@ For each opponent it prints ISMCTS's score (draws count half), the 95% Wilson in
 games and the 95% interval over deal pairs (mean of the per-pair score, normal approximation:
 the deal pair is the unit of the duplicate format). `--write-docs` writes
 docs/openspiel_ismcts.json and the table into docs/OPENSPIEL.md (between its "ismcts"
-markers), stamped with commit, versions and ruleset hash.
+markers), stamped (`tacocat_env.stamp`: commit, versions) with the ruleset hash.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from agents.stats import z_value
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
-from openspiel_exploitability import stamp, write_docs_block  # noqa: E402  (the same stamp and docs page)
+from openspiel_exploitability import stamp, stamp_line, write_docs_block  # noqa: E402  (the same stamp and docs page)
 
 RESULTS = ROOT.parent / "docs" / "openspiel_ismcts.json"
 
@@ -68,9 +68,7 @@ def main() -> None:
         *rows,
         "",
         f"Default rules (ruleset `{results[0]['ruleset_hash']}`), seed {args.seed}, workers {args.workers}. "
-        f"Commit {info['commit']}, python {info['python']}, numpy {info['numpy']}, open_spiel "
-        f"{info['open_spiel']}; load average {info['load_average']} (shared 2-core machine). "
-        f"Command: `{info['command']}`.",
+        + stamp_line(info),
     ])
     print("\n" + text)
     if args.write_docs:

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
-import subprocess
 import time
 from pathlib import Path
 
 import numpy as np
+
+from tacocat_env.stamp import describe, stamp
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "experiments" / "configs" / "rllib_selfplay.yaml"
@@ -107,9 +107,7 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
-    print(f"commit {commit}, python {platform.python_version()}, ray {ray.__version__}, torch {torch.__version__}, "
-          f"{os.cpu_count()} CPUs")
+    print(f"{describe(stamp())}, {os.cpu_count()} CPUs")
     anchors = [("Tacocat adapter alone, 1 process, random legal actions", adapter_steps_per_s),
                ("the same, asking counter and planner at every step (fixed opponents)",
                 lambda s: adapter_steps_per_s(s, ("counter", "planner"))),

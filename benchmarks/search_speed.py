@@ -14,6 +14,8 @@ import time
 
 from agents.arena import play_game
 from agents.registry import make_agent
+from tacocat_env.config import make_config
+from tacocat_env.stamp import describe, stamp
 
 
 def main() -> None:
@@ -31,6 +33,7 @@ def main() -> None:
             play_game(seats, seed=args.seed + game, keep_events=False)
         per_game = (time.perf_counter() - start) / args.games
         print(f"| {budget} | {search.decisions} | {search.decisions_per_second:.0f} | {per_game:.2f} |")
+    print(f"\n{describe(stamp(make_config(None)))}")
 
 
 if __name__ == "__main__":

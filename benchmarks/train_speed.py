@@ -24,6 +24,8 @@ from stable_baselines3.common.vec_env import DummyVecEnv
 
 from experiments.config import load_experiment
 from experiments.gym_env import make_env_fn
+from tacocat_env.stamp import describe, stamp
+
 
 class AllLegal(gym.Wrapper):
     """CartPole with an all-true action mask: MaskablePPO's own overhead, without a game."""
@@ -75,5 +77,6 @@ def main() -> None:
           f"batch {config.algo.batch_size}, epochs {config.algo.n_epochs}, net {config.algo.net_arch}, 1 torch thread")
 
 
+    print(describe(stamp(config.rules_config)))
 if __name__ == "__main__":
     main()
