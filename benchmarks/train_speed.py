@@ -75,8 +75,8 @@ def main() -> None:
         print(f"| {name} | {value:,.0f} | {value / base:.0%} |")
     print(f"\ntimesteps {args.timesteps}, n_envs {args.n_envs}, n_steps {config.algo.n_steps}, "
           f"batch {config.algo.batch_size}, epochs {config.algo.n_epochs}, net {config.algo.net_arch}, 1 torch thread")
-
-
     print(describe(stamp(config.rules_config)))
+
+
 if __name__ == "__main__":
     main()
