@@ -21,9 +21,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from experiments.config import load_experiment
+from experiments.common.config import load_experiment
 from experiments.league.ppo import init_runner
-from experiments.league.train import SnapshotPool, build
+from experiments.league.trainer import SnapshotPool, build
 from tacocat_env.batch.rollout import make_rollout
 from tacocat_env.stamp import describe, stamp
 

@@ -316,18 +316,19 @@ def run_training(seeds: int, workers: int) -> dict[str, Any]:
     import csv
     import tempfile
 
-    from experiments.backends import train_backend
-    from experiments.config import load_experiment
-    from experiments.final_eval import evaluate_run
+    from experiments.common.config import load_experiment
+    from experiments.common.evaluation import evaluate_run
+    from experiments.common.loop import train
 
     runs = []
     with tempfile.TemporaryDirectory() as root:
         for seed in range(seeds):
             config = load_experiment(MAIN_CONFIG, seed, [f"run_root={root}", f"eval.workers={workers}"])
             started = time.perf_counter()
-            run_dir, learner = train_backend(config)
+            run = train(config)
+            run_dir = run.run_dir
             trained = time.perf_counter()
-            final = evaluate_run(run_dir, config, learner=learner)
+            final = evaluate_run(run_dir, config, learner=run.spec)
             timesteps = json.loads((run_dir / "final.json").read_text())["timesteps"]
             with (run_dir / "eval.csv").open(newline="") as f:
                 curve = [{"timesteps": int(r["timesteps"]), "opponent": r["opponent"], "win_rate": float(r["win_rate"]),

@@ -22,8 +22,8 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3 import PPO
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from experiments.config import load_experiment
-from experiments.gym_env import make_env_fn
+from experiments.common.config import load_experiment
+from experiments.sb3.gym_env import make_env_fn
 from tacocat_env.stamp import describe, stamp
 
 

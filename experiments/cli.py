@@ -32,7 +32,8 @@ except ImportError:  # pragma: no cover - older typer
     from click.exceptions import ClickException, UsageError
 
 from agents.registry import split_specs
-from experiments.config import MAX_WORKERS, one_line
+from experiments.common.config_files import one_line
+from experiments.common.settings import MAX_WORKERS
 
 #: errors caused by what the user gave (arguments, files, configs): one line, no traceback
 USER_ERRORS = (ValueError, OSError, yaml.YAMLError)
@@ -348,11 +349,11 @@ def train_command(
 ) -> None:
     """Train from a YAML experiment config (file < --seed < --set): MaskablePPO, PPO on Ray RLlib
     with `backend: rllib`, or jitted PPO on the batch engine against a league with `backend: league`."""
-    from experiments.backends import train_backend
-    from experiments.config import load_experiment
-    from experiments.final_eval import evaluate_run, print_table
-    from experiments.rllib_train import RllibSetupError
-    from experiments.run_dir import load_run_config
+    from experiments.common.config import load_experiment
+    from experiments.common.evaluation import evaluate_run, print_table
+    from experiments.common.loop import train
+    from experiments.common.run_dir import load_run_config
+    from experiments.rllib.ray_runtime import RllibSetupError
 
     if config is None and resume is None:
         raise typer.BadParameter("give --config FILE or --resume RUN_DIR", param_hint="--config")
@@ -365,14 +366,15 @@ def train_command(
     experiment = None if resume else load_experiment(config, seed, overrides)
     started = time.perf_counter()
     try:
-        run_dir, learner = train_backend(experiment, resume=resume, progress=progress, address=address)
+        run = train(experiment, resume=resume, progress=progress, address=address)
     except RllibSetupError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
+    run_dir = run.run_dir
     if evaluate:
         trained = time.perf_counter()
         resolved = load_run_config(run_dir)
-        rows = evaluate_run(run_dir, resolved, progress=progress, learner=learner)
+        rows = evaluate_run(run_dir, resolved, progress=progress, learner=run.spec)
         print_table(rows, f"{resolved.name} (seed {resolved.seed}) vs the ladder, duplicate format")
         typer.echo(f"training {trained - started:.0f} s, evaluation {time.perf_counter() - trained:.0f} s")
     typer.echo(f"run directory: {run_dir}  (learning curve: {run_dir / 'learning_curve.png'})")
@@ -389,8 +391,8 @@ def tune_command(
 ) -> None:
     """Tune hyperparameters with Optuna (TPE, pruning); resumable; writes best_config.yaml."""
     try:
-        from experiments.tune import open_study, run_study
-        from experiments.tune_config import load_tune
+        from experiments.tune.config import load_tune
+        from experiments.tune.study import open_study, run_study
     except ImportError as err:
         typer.echo(f"error: tacocat tune needs the 'tune' extra (pip install -e '.[tune]'): {err}", err=True)
         raise typer.Exit(2) from None

@@ -1,4 +1,4 @@
-"""The Gymnasium view (experiments.gym_env) refuses bad input as the AEC env does (issue 24).
+"""The Gymnasium view (experiments.sb3.gym_env) refuses bad input as the AEC env does (issue 24).
 
 Opponent pools: (agent spec, weight) pairs with finite weights > 0, one clear error otherwise;
 arguments and seeds checked with the AEC env's and the engine's messages; an id outside the
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tacocat_env
-from experiments.gym_env import OpponentPool, PoolEntry, TacocatSingleAgentEnv
+from experiments.sb3.gym_env import OpponentPool, PoolEntry, TacocatSingleAgentEnv
 from tacocat_env.errors import ActionOutOfRangeError, GameOverError, TacocatError
 
 ONE = [("random", 1.0)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from typing import Any
 from pathlib import Path
 
 import jax
@@ -19,10 +20,11 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from agents.base import AgentInput
+from agents.mlp_agent import RLLIB_ALGORITHM
 from agents.registry import make_agent
 from agents.policy_file import PolicyFileError
 from experiments.cli import app
-from experiments.config import load_experiment
+from experiments.common.config import load_experiment
 from tacocat_env import RulesConfig, new_game
 from tacocat_env.ruleset import compile_rules
 from conftest import resample_hidden, sample_states
@@ -43,10 +45,11 @@ LARGE = ROOT / "experiments" / "configs" / "league.yaml"
     (["algo.batch_size=100"], "does not split into minibatches of 100"),
     (["opponents=[]", "league.selfplay_weight=0", "league.snapshot_weight=0"], "the league has no opponents"),
     (["n_envs=3", "algo.batch_size=48"], "n_envs=3 is too small"),
-    (["league=null"], "backend 'league' needs a `league` section"),
+    (["league=null"], "league\n  Input should be a valid dictionary or instance of LeagueConfig"),
     (["backend=sb3"], "the `league` section only applies with backend: league"),
     (["league.sampling=best"], "league.sampling"),
-    (["selfplay={snapshot_every: 100}"], "the `selfplay` section is SB3's"),
+    (["selfplay={snapshot_every: 100}"], "selfplay: this field moved into the backend's section: sb3.selfplay"),
+        (["sb3={torch_threads: 2}"], "the `sb3` section only applies with backend: sb3"),
     (["league.decision_share=0"], "league.decision_share"),
     (["league.decision_share=1.5"], "league.decision_share"),
     (["league.decision_share=0.001"], "leaves minibatches of fewer than 2 decisions"),
@@ -129,7 +132,7 @@ def test_an_update_on_packed_decisions_equals_the_update_on_every_step() -> None
     """`league.decision_share` < 1 leaves the opponent's steps (weight 0) out of the update: with
     one minibatch per epoch, the same rollout gives the same parameters either way."""
     from experiments.league.ppo import init_runner
-    from experiments.league.train import SnapshotPool, build
+    from experiments.league.trainer import SnapshotPool, build
 
     params = []
     for share in (1.0, 0.75):
@@ -152,7 +155,7 @@ def test_an_update_on_packed_decisions_equals_the_update_on_every_step() -> None
 # the snapshot pool
 # ---------------------------------------------------------------------------------------
 def test_pfsp_prefers_the_snapshots_the_learner_loses_to() -> None:
-    from experiments.league.train import SnapshotPool
+    from experiments.league.trainer import SnapshotPool
 
     pool = SnapshotPool({"actor": [(jnp.zeros(2), jnp.zeros(1))]}, size=3)
     pool.add({"actor": [(jnp.ones(2), jnp.ones(1))]})
@@ -173,10 +176,22 @@ def test_pfsp_prefers_the_snapshots_the_learner_loses_to() -> None:
 # ---------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from experiments.league.train import train_league
+    from experiments.common.loop import train
 
     root = tmp_path_factory.mktemp("league")
-    return train_league(load_experiment(SMOKE, overrides=[f"run_root={root}"]), progress=False)
+    return train(load_experiment(SMOKE, overrides=[f"run_root={root}"]), progress=False).run_dir
+
+
+def _restored(run_dir: Path) -> tuple[Any, Any]:
+    """A fresh trainer of the run's config with the run's newest checkpoint, and its marker."""
+    from experiments.common import checkpoints
+    from experiments.league.trainer import LeagueTrainer
+
+    config = load_experiment(run_dir / "config.yaml")
+    trainer = LeagueTrainer(config)
+    folder, marker = checkpoints.latest(run_dir, config)
+    trainer.restore(folder, marker)
+    return trainer, marker
 
 
 def test_the_smoke_run_writes_the_run_directory(smoke_run: Path) -> None:
@@ -194,21 +209,23 @@ def test_the_smoke_run_writes_the_run_directory(smoke_run: Path) -> None:
 def test_resume_after_a_kill_continues_bit_for_bit(smoke_run: Path, tmp_path: Path) -> None:
     """A run killed after its 512-step checkpoint (the last checkpoint and final.json never
     written) resumes to the same final policy as the run that was not interrupted."""
-    from experiments.league.train import train_league
+    from experiments.common.loop import train
 
     killed = tmp_path / smoke_run.name
     shutil.copytree(smoke_run, killed)
-    for path in [*killed.glob("checkpoints/ckpt_768.*"), killed / "final.json", killed / "policy.npz"]:
+    shutil.rmtree(killed / "checkpoints" / "ckpt_768")
+    for path in [killed / "checkpoints" / "ckpt_768.json", killed / "final.json", killed / "policy.npz"]:
         path.unlink()
-    (killed / "checkpoints" / "ckpt_1024.npz").write_bytes(b"half-written")  # no marker: ignored
-    train_league(resume=killed, progress=False)
+    (killed / "checkpoints" / "ckpt_1024").mkdir()
+    (killed / "checkpoints" / "ckpt_1024" / "arrays.npz").write_bytes(b"half-written")  # no marker: ignored
+    train(resume=killed, progress=False)
     with np.load(smoke_run / "policy.npz") as a, np.load(killed / "policy.npz") as b:
         for name in a.files:
             if name != "metadata":
                 np.testing.assert_array_equal(a[name], b[name])
     assert (killed / "progress.csv").read_text().count("\n") == 4
     with pytest.raises(ValueError, match="is a finished run"):
-        train_league(resume=killed, progress=False)
+        train(resume=killed, progress=False)
 
 
 def _observations(count: int) -> tuple[np.ndarray, list[AgentInput]]:
@@ -219,15 +236,12 @@ def _observations(count: int) -> tuple[np.ndarray, list[AgentInput]]:
 
 def test_numpy_forward_equals_jax_forward(smoke_run: Path) -> None:
     from experiments.league.network import input_scale, mlp
-    from experiments.league.train import SnapshotPool, build, load_checkpoint
-    from experiments.league.ppo import init_runner
+    from experiments.league.trainer import LeagueTrainer
 
     config = load_experiment(smoke_run / "config.yaml")
-    env, settings, _ = build(config)
-    template = init_runner(env, settings, jax.random.key(1))
-    runner, state = load_checkpoint(smoke_run, template, SnapshotPool(template.params, config.league.snapshot_pool),
-                                    config, env)
-    assert state.timesteps == 768
+    trainer, marker = _restored(smoke_run)
+    runner = trainer.runner
+    assert marker.timesteps == 768
     obs, inputs = _observations(300)
     scaled = jnp.asarray(obs * input_scale(compile_rules(config.rules_config)))  # the export folds the scale in
     jax_logits = np.asarray(mlp(runner.params["actor"], scaled, config.algo.activation))
@@ -237,7 +251,8 @@ def test_numpy_forward_equals_jax_forward(smoke_run: Path) -> None:
     masks = np.stack([i.action_mask.astype(bool) for i in inputs])
     greedy = np.argmax(np.where(masks, jax_logits, -np.inf), axis=1)
     assert [agent.act(i) for i in inputs] == greedy.tolist()
-    assert not np.allclose(jax_logits, np.asarray(mlp(template.params["actor"], scaled, "tanh")))
+    untrained = LeagueTrainer(config).runner.params["actor"]  # the run's initial weights
+    assert not np.allclose(jax_logits, np.asarray(mlp(untrained, scaled, "tanh")))
 
 
 def test_the_league_agent_plays_a_match_without_jax(smoke_run: Path) -> None:
@@ -281,7 +296,8 @@ def test_the_privileged_critic_reads_the_opponents_observation_and_the_actor_doe
     exported policy's only the learner's own, and the exported agent still ignores every hidden
     card (R7.3)."""
     from experiments.league.ppo import critic_extra, critic_value, init_runner
-    from experiments.league.train import build, train_league
+    from experiments.common.loop import train
+    from experiments.league.trainer import build
 
     config = load_experiment(SMOKE, overrides=[f"run_root={tmp_path}", "league.privileged_critic=true",
                                                "total_timesteps=256", "checkpoint_every=256", "eval.every=256"])
@@ -302,7 +318,7 @@ def test_the_privileged_critic_reads_the_opponents_observation_and_the_actor_doe
                               settings.activation)
         moved += bool(values[0] != values[1])
     assert moved > 0
-    run = train_league(config, progress=False)
+    run = train(config, progress=False).run_dir
     with np.load(run / "policy.npz", allow_pickle=False) as exported:
         assert exported["layer_0_weight"].shape[1] == obs_size
     _assert_decisions_ignore_hidden_cards(run / "policy.npz")
@@ -329,7 +345,7 @@ def test_a_policy_file_for_other_rules_or_sizes_is_refused(smoke_run: Path, tmp_
     with pytest.raises(PolicyFileError, match="not a valid policy file"):
         make_agent(f"league:path={tmp_path / 'pickled.npz'}")
     # a file from another backend
-    meta["algorithm"], meta["observation_size"] = "RLlib PPO", meta["observation_size"] - 1
+    meta["algorithm"], meta["observation_size"] = RLLIB_ALGORITHM, meta["observation_size"] - 1
     arrays["layer_0_weight"] = np.zeros((arrays["layer_0_weight"].shape[0], meta["observation_size"]), np.float32)
     arrays["metadata"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
     np.savez(tmp_path / "rllib.npz", **arrays)
@@ -341,12 +357,12 @@ def test_a_policy_file_for_other_rules_or_sizes_is_refused(smoke_run: Path, tmp_
 # the shipped policy
 # ---------------------------------------------------------------------------------------
 def test_the_shipped_champion_is_a_small_league_policy_for_the_default_rules() -> None:
-    from agents.league_agent import ALGORITHM, CHAMPION
+    from agents.mlp_agent import CHAMPION, LEAGUE_ALGORITHM
     from agents.policy_file import load_policy
 
     assert CHAMPION.stat().st_size < 5_000_000  # "a few MB at most"
     _, meta = load_policy(CHAMPION)
-    assert meta["algorithm"] == ALGORITHM
+    assert meta["algorithm"] == LEAGUE_ALGORITHM
     assert meta["ruleset_hash"] == compile_rules(RulesConfig()).hash
     agent = make_agent("champion")
     state = new_game(RulesConfig(), np.random.default_rng(0))
@@ -376,7 +392,7 @@ def test_anneal_lr_decays_the_learning_rate_to_zero_over_the_run() -> None:
     import optax
 
     from experiments.league.ppo import make_optimizer
-    from experiments.league.train import ppo_settings
+    from experiments.league.trainer import ppo_settings
 
     config = load_experiment(SMOKE, overrides=["league.anneal_lr=true"])
     s = ppo_settings(config)

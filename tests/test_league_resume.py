@@ -23,20 +23,22 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from experiments.config import MAX_CONFIG_BYTES, MAX_LEAGUE_MEMORY_BYTES, load_experiment, one_line
-from experiments.run_dir import MAX_RUN_JSON_BYTES, RunDirError
+from experiments.common.config import load_experiment
+from experiments.common.config_files import one_line
+from experiments.common.settings import MAX_CONFIG_BYTES, MAX_LEAGUE_MEMORY_BYTES
+from experiments.common.run_dir import MAX_RUN_JSON_BYTES, RunDirError
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "experiments" / "configs" / "league_smoke.yaml"
-MARKER, ARRAYS = "checkpoints/ckpt_768.json", "checkpoints/ckpt_768.npz"
+MARKER, ARRAYS = "checkpoints/ckpt_768.json", "checkpoints/ckpt_768/arrays.npz"
 
 
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from experiments.league.train import train_league
+    from experiments.common.loop import train
 
-    return train_league(load_experiment(SMOKE, overrides=[f"run_root={tmp_path_factory.mktemp('runs')}"]),
-                        progress=False)
+    return train(load_experiment(SMOKE, overrides=[f"run_root={tmp_path_factory.mktemp('runs')}"]),
+                 progress=False).run_dir
 
 
 @pytest.fixture
@@ -53,13 +55,13 @@ def _files(run_dir: Path) -> dict[str, bytes]:
 
 
 def _refused(run_dir: Path, *fragments: str) -> str:
-    """Resume through `tacocat train`'s dispatch; the one error must name every fragment, and
+    """Resume through `tacocat train`'s run loop; the one error must name every fragment, and
     no file of the run may change."""
-    from experiments.backends import train_backend
+    from experiments.common.loop import train
 
     before = _files(run_dir)
     with pytest.raises(RunDirError) as info:
-        train_backend(resume=run_dir, progress=False)
+        train(resume=run_dir, progress=False)
     message = str(info.value)
     assert "\n" not in message
     for fragment in fragments:
@@ -147,16 +149,19 @@ def test_config_yaml_that_is_not_a_valid_config_names_the_file_and_not_its_conte
     (lambda m: m.update(iteration=2), "is not a point of this run"),
     (lambda m: m.update(timesteps="768"), "timesteps: Input should be a valid integer"),
     (lambda m: m.update(timesteps=768.0), "timesteps: Input should be a valid integer"),
-    (lambda m: m["pool"].update(filled=99), "pool.filled and pool.next_slot must be"),
-    (lambda m: m["pool"].update(next_slot=-1), "pool.next_slot"),
-    (lambda m: m["pool"].update(games=m["pool"]["games"][:2]), "pool.games and pool.wins must hold"),
-    (lambda m: m["pool"].update(wins=[10**6] * 4), "must not exceed pool.games"),
-    (lambda m: m["pool"].update(games=[10**9] * 4, wins=[0] * 4), "more games than"),
-    (lambda m: m.pop("pool"), "pool: Field required"),
-    (lambda m: m.pop("rng"), "rng: Field required"),
-    (lambda m: m["rng"].update(bit_generator="MT19937"), "rng.bit_generator"),
-    (lambda m: m["rng"]["state"].update(state=-1), "rng.state.state"),
+    (lambda m: m["trainer"]["pool"].update(filled=99), "pool.filled and pool.next_slot must be"),
+    (lambda m: m["trainer"]["pool"].update(next_slot=-1), "pool.next_slot"),
+    (lambda m: m["trainer"]["pool"].update(games=m["trainer"]["pool"]["games"][:2]), "pool.games and pool.wins must hold"),
+    (lambda m: m["trainer"]["pool"].update(wins=[10**6] * 4), "must not exceed pool.games"),
+    (lambda m: m["trainer"]["pool"].update(games=[10**9] * 4, wins=[0] * 4), "more games than"),
+    (lambda m: m["trainer"].pop("pool"), "trainer: invalid LeagueState: pool: Field required"),
+    (lambda m: m["trainer"].pop("rng"), "rng: Field required"),
+    (lambda m: m.pop("trainer"), "trainer: Field required"),
+    (lambda m: m.update(best_score=2.0), "best_score"),
+    (lambda m: m["trainer"]["rng"].update(bit_generator="MT19937"), "rng.bit_generator"),
+    (lambda m: m["trainer"]["rng"]["state"].update(state=-1), "rng.state.state"),
     (lambda m: m.update(extra=1), "extra: Extra inputs are not permitted"),
+    (lambda m: m["trainer"].update(extra=1), "extra: Extra inputs are not permitted"),
     (lambda m: m.update(ruleset_hash="0" * 16), "written under other rules"),
     (lambda m: m.update(config_sha256="0" * 64), "written for another config"),
 ])
@@ -166,8 +171,8 @@ def test_every_field_of_the_marker_is_checked(run: Path, edit: Callable[[dict], 
 
 
 @pytest.mark.parametrize("content, fragment", [
-    (b"", "invalid CheckpointState"), (b"{", "invalid CheckpointState"), (b"[]", "invalid CheckpointState"),
-    (b'{"timesteps": NaN}', "invalid CheckpointState"), (b" " * (2 << 20), "over the limit"),
+    (b"", "invalid CheckpointMarker"), (b"{", "invalid CheckpointMarker"), (b"[]", "invalid CheckpointMarker"),
+    (b'{"timesteps": NaN}', "invalid CheckpointMarker"), (b" " * (2 << 20), "over the limit"),
 ])
 def test_a_broken_marker_names_the_file(run: Path, content: bytes, fragment: str) -> None:
     (run / MARKER).write_bytes(content)
@@ -183,22 +188,22 @@ def test_a_checkpoint_trained_for_another_config_is_refused_even_when_run_json_a
 
 
 def _load(run_dir: Path):
-    import jax
-
-    from experiments.league.ppo import init_runner
-    from experiments.league.train import SnapshotPool, build, load_checkpoint
-    from experiments.run_dir import resume_config
+    """The run's newest checkpoint restored into a fresh trainer: (trainer, marker)."""
+    from experiments.common import checkpoints
+    from experiments.common.run_dir import resume_config
+    from experiments.league.trainer import LeagueTrainer
 
     config = resume_config(run_dir)
-    env, settings, _ = build(config)
-    runner = init_runner(env, settings, jax.random.key(config.seed))
-    return load_checkpoint(run_dir, runner, SnapshotPool(runner.params, config.league.snapshot_pool), config, env)
+    trainer = LeagueTrainer(config)
+    folder, marker = checkpoints.latest(run_dir, config)
+    trainer.restore(folder, marker)
+    return trainer, marker
 
 
 def test_stray_files_in_the_checkpoint_folder_are_ignored(run: Path) -> None:
     folder = run / "checkpoints"
     for name in ("ckpt_abc.json", "ckpt_99999.json.bak", "ckpt_01024.json", "ckpt_-5.json", "notes.txt",
-                 "ckpt_1024.npz"):
+                 "ckpt_1024.npz", "ckpt_1024"):
         (folder / name).write_text("{not a checkpoint")
     found = _load(run)
     assert found is not None and found[1].timesteps == 768
@@ -212,7 +217,7 @@ def test_any_other_position_of_the_run_or_the_pool_is_refused(run: Path, field: 
     path = run / MARKER
     original = path.read_text()
     data = json.loads(original)
-    book = data["pool"] if field in ("filled", "next_slot") else data
+    book = data["trainer"]["pool"] if field in ("filled", "next_slot") else data
     if book[field] == value:
         return
     book[field] = value
@@ -321,7 +326,7 @@ def test_runner_arrays_out_of_their_range_are_refused(run: Path, field: str, fra
     import jax
 
     from experiments.league.ppo import init_runner
-    from experiments.league.train import SnapshotPool, _plain, build
+    from experiments.league.trainer import SnapshotPool, _plain, build
 
     config = load_experiment(run / "config.yaml")
     env, settings, _ = build(config)
@@ -378,7 +383,7 @@ def test_league_sizes_are_bounded_at_validation(overrides: list[str], fragment: 
 
 
 def test_the_memory_estimate_says_the_estimate_and_the_limit() -> None:
-    from experiments.config import league_memory_bytes
+    from experiments.league.config import league_memory_bytes
 
     config = load_experiment(SMOKE, overrides=["n_envs=8192", "algo.n_steps=1024", "algo.batch_size=8192"])
     estimate = league_memory_bytes(config)

@@ -19,18 +19,11 @@ from agents.evaluation import match
 from agents.registry import make_agent
 from agents.policy_file import PolicyFileError, load_policy, policy_logits
 from experiments.cli import app
-from experiments.config import RllibConfig, load_experiment
-from experiments.rllib_env import MaskedActionError, TacocatMultiAgentEnv
-from experiments.rllib_train import (
-    LEARNER,
-    POLICY_FILE,
-    RllibSetupError,
-    check_reachable,
-    export_policy,
-    make_policy_mapping,
-    require_ray,
-    start_ray,
-)
+from experiments.common.config import load_experiment
+from experiments.rllib.config import RllibConfig
+from experiments.rllib.env import MaskedActionError, TacocatMultiAgentEnv
+from experiments.rllib.ray_runtime import RllibSetupError, check_reachable, require_ray, start_ray
+from experiments.rllib.trainer import LEARNER, POLICY_FILE, export_policy, make_policy_mapping
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "experiments" / "configs" / "rllib_smoke.yaml"
@@ -149,7 +142,7 @@ def test_exported_numpy_policy_matches_the_torch_module(tmp_path):
     from ray.rllib.core.columns import Columns
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from experiments.rllib_module import MaskedPPOModule
+    from experiments.rllib.module import MaskedPPOModule
 
     config = load_experiment(SMOKE, overrides=["algo.activation=relu"])
     env = TacocatMultiAgentEnv({})
@@ -194,8 +187,8 @@ def test_config_backend_section_is_typed(tmp_path):
     assert load_experiment(ROOT / "experiments/configs/rllib_selfplay.yaml").rllib.env_runners == 2
     with pytest.raises(ValidationError, match="env_runnerz"):
         load_experiment(SMOKE, overrides=["rllib.env_runnerz=2"])
-    with pytest.raises(ValidationError, match="needs an `rllib` section"):
-        load_experiment(ROOT / "experiments/configs/smoke.yaml", overrides=["backend=rllib"])
+    with pytest.raises(ValidationError, match="rllib\n  Field required"):
+        load_experiment(ROOT / "experiments/configs/smoke.yaml", overrides=["backend=rllib", "sb3=null"])
     with pytest.raises(ValidationError, match="only applies with backend: rllib"):
         load_experiment(ROOT / "experiments/configs/smoke.yaml", overrides=["rllib.env_runners=2"])
     with pytest.raises(ValidationError, match="backend"):
@@ -262,9 +255,10 @@ def smoke_runs(tmp_path_factory):
         assert result.exit_code == 0, result.output
         run_dir = Path(result.output.split("run directory: ")[1].split()[0])
         first = (run_dir / "progress.csv").read_text()
-        last = sorted((run_dir / "checkpoints").glob("step_*.json"), key=lambda p: int(p.stem.split("_")[1]))[-1]
-        last.unlink()  # as if killed while writing the last checkpoint
+        last = sorted((run_dir / "checkpoints").glob("ckpt_*.json"), key=lambda p: int(p.stem.split("_")[1]))[-1]
+        last.unlink()  # as if killed while writing the last checkpoint (so before final.json)
         shutil.rmtree(last.with_suffix(""))
+        (run_dir / "final.json").unlink()
         resumed = runner.invoke(app, ["train", "--resume", str(run_dir), "--no-progress"])
         assert resumed.exit_code == 0, resumed.output
     finally:

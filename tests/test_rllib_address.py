@@ -17,9 +17,9 @@ from ray.core.generated import gcs_service_pb2, gcs_service_pb2_grpc, ray_client
 from typer.testing import CliRunner
 
 from experiments.cli import app
-from experiments.config import load_experiment
+from experiments.common.config import load_experiment
 from sweep_cases.fakes import tcp_server
-from experiments.rllib_train import HANDSHAKE_TIMEOUT_S, RllibSetupError, check_reachable, require_ray, start_ray
+from experiments.rllib.ray_runtime import HANDSHAKE_TIMEOUT_S, RllibSetupError, check_reachable, require_ray, start_ray
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "experiments" / "configs" / "rllib_smoke.yaml"

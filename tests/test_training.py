@@ -22,9 +22,10 @@ from agents.arena import play_game
 from agents.base import Agent
 from agents.registry import format_spec, make_agent
 from agents.trained import ModelFileError, write_metadata
-from experiments.config import ExperimentConfig, load_experiment
-from experiments.gym_env import TacocatSingleAgentEnv, make_env_fn
-from experiments.train import train
+from experiments.common.config import load_experiment
+from experiments.sb3.gym_env import TacocatSingleAgentEnv, make_env_fn
+from experiments.common.loop import train
+from experiments.sb3.config import SB3Experiment
 from tacocat_env.errors import IllegalActionError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +33,7 @@ SMOKE = ROOT / "experiments" / "configs" / "smoke.yaml"
 POOL = [("random", 1.0), ("highcard", 1.0)]
 
 
-def smoke_config(tmp_path: Path, **overrides) -> ExperimentConfig:
+def smoke_config(tmp_path: Path, **overrides) -> SB3Experiment:
     sets = [f"run_root={tmp_path}"] + [f"{k}={v}" for k, v in overrides.items()]
     return load_experiment(SMOKE, overrides=sets)
 
@@ -165,7 +166,7 @@ def test_a_bad_base_config_is_one_clear_error(tmp_path, text, error):
 
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory) -> Path:
-    return train(smoke_config(tmp_path_factory.mktemp("runs")), progress=False)
+    return train(smoke_config(tmp_path_factory.mktemp("runs")), progress=False).run_dir
 
 
 def test_smoke_run_writes_a_complete_run_directory(smoke_run):
@@ -218,18 +219,18 @@ def _metrics(run: Path) -> list[list[str]]:
     """progress.csv without the wall-clock columns."""
     lines = (run / "progress.csv").read_text().splitlines()
     header = lines[0].split(",")
-    keep = [i for i, h in enumerate(header) if not h.startswith("time/fps") and h != "time/time_elapsed"]
+    keep = [i for i, h in enumerate(header) if h not in ("env_steps_per_s", "iteration_s")]
     return [[row.split(",")[i] for i in keep] for row in lines]
 
 
 def test_same_seed_same_curve_and_weights(smoke_run, tmp_path):
-    again = train(smoke_config(tmp_path), progress=False)
+    again = train(smoke_config(tmp_path), progress=False).run_dir
     assert _metrics(again) == _metrics(smoke_run)
     assert (again / "eval.csv").read_text() == (smoke_run / "eval.csv").read_text()
     first, second = _weights(smoke_run / "final_model.zip"), _weights(again / "final_model.zip")
     assert first.keys() == second.keys()
     assert all(np.array_equal(first[k], second[k]) for k in first)
-    other = train(smoke_config(tmp_path, seed=1), progress=False)
+    other = train(smoke_config(tmp_path, seed=1), progress=False).run_dir
     assert not all(np.array_equal(first[k], v) for k, v in _weights(other / "final_model.zip").items())
 
 
@@ -251,9 +252,10 @@ def test_resume_after_kill_continues_from_the_last_checkpoint(tmp_path):
     saved = max(int(p.stem.split("_")[1]) for p in (run_dir / "checkpoints").glob("ckpt_*.json"))
     assert saved < total
     resumed = train(resume=run_dir, progress=False)
-    assert resumed == run_dir
+    assert resumed.run_dir == run_dir
     assert json.loads((run_dir / "final.json").read_text())["timesteps"] == total
-    assert (run_dir / f"progress_resumed_{saved}.csv").is_file()
+    steps = [int(r["timesteps"]) for r in _rows(run_dir / "progress.csv")]
+    assert steps == list(range(1024 // 2, total + 1, 512))  # every iteration once: the lost ones redone
     evaluations = [tuple(line.split(",")[:2]) for line in (run_dir / "eval.csv").read_text().splitlines()[1:]]
     assert len(evaluations) == len(set(evaluations))  # no (timesteps, opponent) evaluated twice
     assert sorted({int(step) for step, _ in evaluations}) == [4096, 8192, 12288]
@@ -271,14 +273,15 @@ def test_shipped_configs_are_valid(path):
 
 
 def test_selfplay_adds_snapshots_of_the_learner_to_the_pool(tmp_path):
-    config = smoke_config(tmp_path, **{"selfplay.snapshot_every": 512, "selfplay.keep_latest": 2})
-    run_dir = train(config, progress=False)
+    config = smoke_config(tmp_path, **{"sb3.selfplay.snapshot_every": 512, "sb3.selfplay.keep_latest": 2})
+    run_dir = train(config, progress=False).run_dir
     snapshots = sorted((run_dir / "snapshots").glob("snapshot_*.zip"))
     assert len(snapshots) == 4  # at 512, 1024, 1536, 2048 timesteps
     ckpt = json.loads((run_dir / "checkpoints" / "ckpt_1024.json").read_text())
     # stored relative to the run directory, so that the run resumes from any working directory
-    assert ckpt["snapshots"] == ["snapshots/snapshot_512.zip", "snapshots/snapshot_1024.zip"]
-    snapshot_agent = make_agent(format_spec("ppo", path=str(run_dir / ckpt["snapshots"][-1]), deterministic=False))
+    assert ckpt["trainer"]["snapshots"] == ["snapshots/snapshot_512.zip", "snapshots/snapshot_1024.zip"]
+    snapshot_agent = make_agent(format_spec("ppo", path=str(run_dir / ckpt["trainer"]["snapshots"][-1]),
+                                            deterministic=False))
     assert play_game([snapshot_agent, make_agent("random")], seed=0).length > 0
 
 
@@ -302,15 +305,19 @@ def test_masked_distribution_has_no_nan_and_no_mass_on_illegal_actions(smoke_run
 
 
 def test_latest_checkpoint_skips_a_checkpoint_without_its_completion_marker(tmp_path):
-    from experiments.run_dir import latest_checkpoint
+    from experiments.common import checkpoints
+    from experiments.common.run_dir import config_hash
 
+    config = smoke_config(tmp_path)
     folder = tmp_path / "checkpoints"
-    folder.mkdir()
     for steps in (1024, 2048):
-        (folder / f"ckpt_{steps}.zip").write_bytes(b"zip")
-    (folder / "ckpt_1024.json").write_text("{}")  # 2048 was killed between the two writes
-    assert latest_checkpoint(tmp_path) == folder / "ckpt_1024.zip"
-    assert latest_checkpoint(tmp_path / "nothing") is None
+        (folder / f"ckpt_{steps}").mkdir(parents=True)
+    marker = checkpoints.CheckpointMarker(timesteps=1024, iteration=2, best_score=None, trainer={},
+                                          ruleset_hash=config.rules_config.ruleset_hash(),
+                                          config_sha256=config_hash(config))
+    (folder / "ckpt_1024.json").write_text(marker.model_dump_json())  # 2048 was killed before its marker
+    assert checkpoints.latest(tmp_path, config) == (folder / "ckpt_1024", marker)
+    assert checkpoints.latest(tmp_path / "nothing", config) is None
 
 
 def test_a_model_for_another_observation_size_is_refused(tmp_path):
@@ -336,20 +343,16 @@ def test_resume_is_bit_identical_to_the_uninterrupted_run(smoke_run, tmp_path):
     for name in ("final.json", "final_model.zip", "best_model.zip", "learning_curve.png"):
         (run_dir / name).unlink(missing_ok=True)
     saved = sorted(int(p.stem.split("_")[1]) for p in (run_dir / "checkpoints").glob("ckpt_*.json"))
-    assert saved == [1024]
-    assert train(resume=run_dir, progress=False) == run_dir
+    assert saved == [1024, 2048]
+    (run_dir / "checkpoints" / "ckpt_2048.json").unlink()  # killed while writing the last checkpoint
+    shutil.rmtree(run_dir / "checkpoints" / "ckpt_2048")
+    assert train(resume=run_dir, progress=False).run_dir == run_dir
     first, resumed = _weights(smoke_run / "final_model.zip"), _weights(run_dir / "final_model.zip")
     assert all(np.array_equal(first[k], resumed[k]) for k in first)
     assert (run_dir / "eval.csv").read_text() == (smoke_run / "eval.csv").read_text()
-    # every training metric the resumed segment logs equals the uninterrupted run's value
-    original = {row["time/total_timesteps"]: row for row in _rows(smoke_run / "progress.csv")}
-    compared = 0
-    for row in _rows(run_dir / "progress_resumed_1024.csv"):
-        for key, value in row.items():
-            if key.startswith(("train/", "rollout/")) and value != "":
-                assert original[row["time/total_timesteps"]][key] == value, key
-                compared += key.startswith("train/")
-    assert compared >= 5
+    # every training metric of every iteration equals the uninterrupted run's value
+    assert _metrics(run_dir) == _metrics(smoke_run)
+    assert len(_metrics(run_dir)) == 1 + 4 and all(v != "" for v in _metrics(run_dir)[-1])
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -362,7 +365,7 @@ def _rows(path: Path) -> list[dict[str, str]]:
 def test_the_single_agent_view_is_registered_with_gymnasium():
     import gymnasium
 
-    env = gymnasium.make("experiments.gym_env:Tacocat-v0", opponents=[("random", 1.0)], learner_seat=1)
+    env = gymnasium.make("experiments.sb3.gym_env:Tacocat-v0", opponents=[("random", 1.0)], learner_seat=1)
     obs, info = env.reset(seed=3)
     assert env.observation_space.contains(obs) and info["seat"] == 1
     mask = env.unwrapped.action_masks()

@@ -22,10 +22,10 @@ from optuna.trial import TrialState
 from typer.testing import CliRunner
 
 from experiments.cli import app
-from experiments.compare import compare_runs
-from experiments.config import load_experiment
-from experiments.tune import Objective, make_pruner, open_study, run_study
-from experiments.tune_config import PER_TRIAL_FIELDS, HyperbandPrunerConfig, MedianPrunerConfig, TuneConfig, load_tune
+from experiments.common.compare import compare_runs
+from experiments.common.config import load_experiment
+from experiments.tune.study import Objective, make_pruner, open_study, run_study
+from experiments.tune.config import PER_TRIAL_FIELDS, HyperbandPrunerConfig, MedianPrunerConfig, TuneConfig, load_tune
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "experiments" / "configs"
@@ -122,7 +122,7 @@ def test_an_accepted_study_name_keeps_its_folder_one_level_inside_runs_tune(name
 
 
 def test_the_experiment_name_pattern_is_the_study_name_pattern():
-    from experiments.config import NAME_PATTERN
+    from experiments.common.settings import NAME_PATTERN
 
     assert TuneConfig.model_fields["study"].metadata[0].pattern == NAME_PATTERN
 
@@ -140,8 +140,8 @@ def test_three_processes_creating_one_new_sqlite_study_at_once_all_share_it(tmp_
     child = textwrap.dedent("""
         import sys, time
         from pathlib import Path
-        from experiments.tune import open_study
-        from experiments.tune_config import load_tune
+        from experiments.tune.study import open_study
+        from experiments.tune.config import load_tune
         me, sync, files = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
         setups = [load_tune(f) for f in files]
         for r, setup in enumerate(setups):

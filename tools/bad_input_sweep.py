@@ -250,7 +250,7 @@ def game_file_cases(tmp: Path) -> Iterator[Case]:
 
 
 def experiment_cases() -> Iterator[Case]:
-    from experiments.config import load_experiment
+    from experiments.common.config import load_experiment
 
     overrides = [
         "name=../x", "name=/abs", "name=a/b", "name=a,b", "name=.hidden", "name=''", "name=null", "name=[1]",

@@ -20,7 +20,7 @@ from sweep_cases.case import Case, CliRefused, run_cli
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ROOT / "experiments" / "configs" / "league_smoke.yaml"
 CHANNEL = "league"
-MARKER, ARRAYS = "checkpoints/ckpt_256.json", "checkpoints/ckpt_256.npz"
+MARKER, ARRAYS = "checkpoints/ckpt_256.json", "checkpoints/ckpt_256/arrays.npz"
 
 
 def _cli(args: list[str], must_name: str = "", must_not_show: str = "") -> None:
@@ -32,28 +32,25 @@ def _base_run(tmp: Path) -> Path:
     """A league run directory as a kill after its first checkpoint (256 env steps) leaves it."""
     import jax
     import jax.numpy as jnp
-    import numpy as np
 
-    from experiments.config import load_experiment
-    from experiments.league.ppo import init_runner
-    from experiments.league.train import CheckpointState, SnapshotPool, build, save_checkpoint
-    from experiments.run_dir import config_hash, new_run_dir, run_metadata
+    from experiments.common import checkpoints
+    from experiments.common.config import load_experiment
+    from experiments.common.run_dir import config_hash, new_run_dir, run_metadata
+    from experiments.league.trainer import LeagueTrainer
 
     config = load_experiment(SMOKE, overrides=[f"run_root={tmp / 'runs'}"])
     run_dir = new_run_dir(config)
     (run_dir / "config.yaml").write_text(config.to_yaml())
     (run_dir / "run.json").write_text(json.dumps(run_metadata(config)))
-    env, settings, _ = build(config)
-    runner = init_runner(env, settings, jax.random.key(config.seed))
+    trainer = LeagueTrainer(config)  # as the run stands after its first iteration, without training it
     updates = config.algo.n_epochs * (config.n_envs * config.algo.n_steps // config.algo.batch_size)
-    runner = runner._replace(opt_state=jax.tree.map(
-        lambda x: jnp.full_like(x, updates) if jnp.issubdtype(x.dtype, jnp.integer) else x, runner.opt_state))
-    pool = SnapshotPool(runner.params, config.league.snapshot_pool)
-    pool.add(runner.params)  # snapshot_every: 1
-    rng = np.random.default_rng(config.seed)
-    save_checkpoint(run_dir, runner, pool, CheckpointState(
-        timesteps=256, iteration=1, ruleset_hash=config.rules_config.ruleset_hash(), config_sha256=config_hash(config),
-        rng=rng.bit_generator.state, pool=pool.bookkeeping()))
+    trainer.runner = trainer.runner._replace(opt_state=jax.tree.map(
+        lambda x: jnp.full_like(x, updates) if jnp.issubdtype(x.dtype, jnp.integer) else x, trainer.runner.opt_state))
+    trainer.pool.add(trainer.runner.params)  # snapshot_every: 1
+    trainer.iteration = 1
+    checkpoints.save(run_dir, trainer, {
+        "timesteps": 256, "iteration": 1, "best_score": None, "ruleset_hash": config.rules_config.ruleset_hash(),
+        "config_sha256": config_hash(config)})
     return run_dir
 
 
@@ -156,16 +153,16 @@ def resume_cases(tmp: Path) -> Iterator[Case]:
         ("rules edited in config.yaml", _edit_config(lambda c: c["rules"].update(max_rounds=30)), "rules.max_rounds"),
         ("backend changed to sb3", _edit_config(to_sb3), "backend"),
         ("marker timesteps -1000", _edit_json(MARKER, lambda m: m.update(timesteps=-1000)), "ckpt_256.json"),
-        ("marker pool.filled 99", _edit_json(MARKER, lambda m: m["pool"].update(filled=99)), "pool.filled"),
-        ("marker short games list", _edit_json(MARKER, lambda m: m["pool"].update(games=[0])), "pool.games"),
+        ("marker pool.filled 99", _edit_json(MARKER, lambda m: m["trainer"]["pool"].update(filled=99)), "pool.filled"),
+        ("marker short games list", _edit_json(MARKER, lambda m: m["trainer"]["pool"].update(games=[0])), "pool.games"),
         ("a NaN leaf", _edit_arrays(_nan_leaf), "NaN"),
-        ("an empty .npz", _write(ARRAYS, b""), "ckpt_256.npz"),
-        ("random bytes as the .npz", _write(ARRAYS, os.urandom(2048)), "ckpt_256.npz"),
+        ("an empty .npz", _write(ARRAYS, b""), "arrays.npz"),
+        ("random bytes as the .npz", _write(ARRAYS, os.urandom(2048)), "arrays.npz"),
         ("a stray ckpt_abc.json (skipped; the damaged real checkpoint is named)",
-         _both(_write("checkpoints/ckpt_abc.json", b"{}"), _write(ARRAYS, b"")), "ckpt_256.npz"),
-        ("a truncated .npz", lambda d: (d / ARRAYS).write_bytes((d / ARRAYS).read_bytes()[:3000]), "ckpt_256.npz"),
-        ("marker without pool", _edit_json(MARKER, lambda m: m.pop("pool")), "pool"),
-        ("marker without rng", _edit_json(MARKER, lambda m: m.pop("rng")), "rng"),
+         _both(_write("checkpoints/ckpt_abc.json", b"{}"), _write(ARRAYS, b"")), "arrays.npz"),
+        ("a truncated .npz", lambda d: (d / ARRAYS).write_bytes((d / ARRAYS).read_bytes()[:3000]), "arrays.npz"),
+        ("marker without pool", _edit_json(MARKER, lambda m: m["trainer"].pop("pool")), "pool"),
+        ("marker without rng", _edit_json(MARKER, lambda m: m["trainer"].pop("rng")), "rng"),
         # more
         ("run.json missing", lambda d: (d / "run.json").unlink(), "run.json"),
         ("run.json ruleset_hash edited", _edit_json("run.json", lambda m: m.update(ruleset_hash="0" * 16)), "run.json"),
@@ -181,18 +178,23 @@ def resume_cases(tmp: Path) -> Iterator[Case]:
         ("marker timesteps as a string", _edit_json(MARKER, lambda m: m.update(timesteps="256")), "timesteps"),
         ("marker timesteps not its name's", _edit_json(MARKER, lambda m: m.update(timesteps=512, iteration=2)), "name"),
         ("marker an extra key", _edit_json(MARKER, lambda m: m.update(extra=1)), "extra"),
-        ("marker wins above games", _edit_json(MARKER, lambda m: m["pool"].update(wins=[5, 0, 0, 0])), "pool.wins"),
-        ("marker rng of another generator", _edit_json(MARKER, lambda m: m["rng"].update(bit_generator="MT19937")),
+        ("marker an extra key in the trainer's state", _edit_json(MARKER, lambda m: m["trainer"].update(extra=1)),
+         "extra"),
+        ("marker without the trainer's state", _edit_json(MARKER, lambda m: m.pop("trainer")), "trainer"),
+        ("marker best_score 7", _edit_json(MARKER, lambda m: m.update(best_score=7)), "best_score"),
+        ("the checkpoint folder missing", lambda d: shutil.rmtree(d / "checkpoints" / "ckpt_256"), "ckpt_256"),
+        ("marker wins above games", _edit_json(MARKER, lambda m: m["trainer"]["pool"].update(wins=[5, 0, 0, 0])), "pool.wins"),
+        ("marker rng of another generator", _edit_json(MARKER, lambda m: m["trainer"]["rng"].update(bit_generator="MT19937")),
          "rng"),
         ("marker ruleset hash edited", _edit_json(MARKER, lambda m: m.update(ruleset_hash="0" * 16)), "other rules"),
         ("marker empty", _write(MARKER, b""), "ckpt_256.json"),
         ("marker of 2 MiB", _write(MARKER, b" " * (2 << 20)), "over the limit"),
         ("marker a folder", _folder_instead(MARKER), "ckpt_256.json"),
-        ("a pickled member in the .npz", _pickled_member, "ckpt_256.npz"),
+        ("a pickled member in the .npz", _pickled_member, "arrays.npz"),
         ("an extra member in the .npz", _edit_arrays(lambda a: a.update(extra=np.zeros(1))), "members"),
         ("a member declaring 4 MiB more than its array", _oversized_member, "larger than its array"),
         ("the .npz a folder", _folder_instead(ARRAYS), "regular file"),
-        ("the .npz missing", lambda d: (d / ARRAYS).unlink(), "ckpt_256.npz"),
+        ("the .npz missing", lambda d: (d / ARRAYS).unlink(), "arrays.npz"),
         ("a leaf of another dtype", _edit_arrays(lambda a: a.update(leaf_0=a["leaf_0"].astype(np.int32))), "array 0"),
     ]
     for name, damage, must_name in cases:
@@ -200,7 +202,8 @@ def resume_cases(tmp: Path) -> Iterator[Case]:
 
 
 def config_cases(tmp: Path) -> Iterator[Case]:
-    from experiments.config import MAX_CONFIG_BYTES, load_experiment
+    from experiments.common.config import load_experiment
+    from experiments.common.settings import MAX_CONFIG_BYTES
 
     def smoke(*overrides: str) -> Callable[[], object]:
         return lambda: load_experiment(SMOKE, overrides=list(overrides))

@@ -25,8 +25,8 @@ def _invoke(args: list[str]) -> None:
 
 
 def cases(tmp: Path) -> Iterator[Case]:
-    from experiments.tune import open_study, run_study
-    from experiments.tune_config import load_tune
+    from experiments.tune.study import open_study, run_study
+    from experiments.tune.config import load_tune
 
     counter = iter(range(10**6))
 

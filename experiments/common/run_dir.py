@@ -1,30 +1,24 @@
-"""A run directory: where it is made, what it records and how its model files are found.
+"""A run directory: where it is made, what it records, and when it may be resumed.
 
-Every training backend (SB3 in `experiments.train`, RLlib, tuning trials) writes the same
-layout: `config.yaml` (the resolved config), `run.json` (`run_metadata`: command, seed,
-versions, commit, ruleset hash), checkpoints under `checkpoints/`, models with their JSON
-metadata (`save_model`). The callbacks and the training loop both use this module, so neither
-imports the other.
+Every backend writes the same layout (docs/experiments.md): `config.yaml` (the resolved
+config), `run.json` (`run_metadata`: command, seed, backend, the config, the stamp),
+`progress.csv`, `eval.csv`, `tb/`, `checkpoints/` (`experiments.common.checkpoints`), the
+exported policy and `final.json` (`experiments.common.loop`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import platform
 import shlex
-import subprocess
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from pydantic import ValidationError
-
-from experiments.config import ExperimentConfig, one_line, parse_config_file, read_small_file
-
-CHECKPOINTS = "checkpoints"
+from experiments.common.config import ExperimentConfig, parse_experiment
+from experiments.common.config_files import one_line, parse_config_file, read_small_file
+from tacocat_env.stamp import stamp
 
 
 # ---------------------------------------------------------------------------------------
@@ -68,8 +62,8 @@ def load_run_config(run_dir: Path) -> ExperimentConfig:
         raise RunDirError(f"{run_dir} is not a run directory (no config.yaml)")
     data = parse_config_file(path, "the run's config", RunDirError)
     try:
-        return ExperimentConfig(**data)
-    except ValidationError as err:
+        return parse_experiment(data)
+    except ValueError as err:
         raise RunDirError(f"{path}: {one_line(err)}") from None
 
 
@@ -95,11 +89,10 @@ def _differences(recorded: Any, current: Any, prefix: str = "") -> list[str]:
 
 def resume_config(run_dir: Path) -> ExperimentConfig:
     """The config of a run to resume (`load_run_config`), refused unless the run is unfinished
-    (sb3, league) and config.yaml is still the config the run started with: run.json's record of it, its
+    and config.yaml is still the config the run started with: run.json's record of it, its
     ruleset hash and its backend (an edited config.yaml would relabel or mix the run's files)."""
     config = load_run_config(run_dir)
-    # (the RLlib trainer continues a finished run from its last checkpoint: experiments.rllib_train)
-    if config.backend != "rllib" and (run_dir / "final.json").exists():
+    if (run_dir / "final.json").exists():
         raise RunDirError(f"{run_dir} is a finished run (final.json exists, {config.total_timesteps} timesteps); "
                           "nothing to resume. Start a new run to train longer.")
     path = run_dir / "run.json"
@@ -125,68 +118,17 @@ def resume_config(run_dir: Path) -> ExperimentConfig:
     return config
 
 
-def _git_commit() -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
-                             cwd=Path(__file__).resolve().parent)
-        return out.stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def run_metadata(config: ExperimentConfig) -> dict[str, Any]:
-    """What reruns the run: the command line that started it, seed, versions, commit, rules."""
-    import gymnasium
-    import pettingzoo
-    import sb3_contrib
-    import stable_baselines3
-    import torch
-
+    """What reruns the run: the command line that started it, seed, backend, the resolved config
+    and the stamp (commit, versions, ruleset hash: `tacocat_env.stamp`)."""
+    stamped = stamp(config.rules_config)
     return {
         "command": shlex.join(sys.argv),
         "seed": config.seed,
         "backend": config.backend,
-        "ruleset_hash": config.rules_config.ruleset_hash(),
+        "ruleset_hash": stamped.pop("ruleset_hash"),
         "config": config_record(config),  # what a resume checks config.yaml against (`resume_config`)
-        "git_commit": _git_commit(),
+        "git_commit": stamped["commit"],
         "started": datetime.now(timezone.utc).isoformat(),
-        "python": platform.python_version(),
-        "versions": {
-            "numpy": np.__version__, "torch": torch.__version__, "gymnasium": gymnasium.__version__,
-            "pettingzoo": pettingzoo.__version__, "stable_baselines3": stable_baselines3.__version__,
-            "sb3_contrib": sb3_contrib.__version__,
-        },
+        **{k: v for k, v in stamped.items() if k != "commit"},
     }
-
-
-def model_metadata(config: ExperimentConfig, timesteps: int) -> dict[str, Any]:
-    from tacocat_env.observation import ObservationLayout
-    from tacocat_env.ruleset import compile_rules
-
-    rules = compile_rules(config.rules_config)
-    return {
-        "ruleset_hash": rules.hash,
-        "rules": config.rules_config.canonical_dict(),
-        "observation_size": ObservationLayout(rules).size,
-        "n_actions": rules.codec.size,
-        "algorithm": "MaskablePPO",
-        "experiment": config.name,
-        "seed": config.seed,
-        "timesteps": timesteps,
-        # the architecture lets `agents.trained.load_policy` rebuild the network without unpickling
-        "policy": {"net_arch": list(config.algo.net_arch), "activation": config.algo.activation},
-    }
-
-
-def save_model(model: Any, path: Path, config: ExperimentConfig) -> None:
-    from agents.trained import write_metadata
-
-    model.save(path)
-    write_metadata(path, model_metadata(config, int(model.num_timesteps)))
-
-
-def latest_checkpoint(run_dir: Path) -> Path | None:
-    """The newest complete checkpoint (its .json, written last, marks it complete)."""
-    found = sorted((p for p in (run_dir / CHECKPOINTS).glob("ckpt_*.zip") if p.with_suffix(".json").exists()),
-                   key=lambda p: int(p.stem.split("_")[1]))
-    return found[-1] if found else None

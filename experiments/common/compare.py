@@ -1,9 +1,10 @@
-"""Compare two trained runs against one opponent in the duplicate format, paired by deal.
+"""Compare two trained runs (of any backends) against one opponent in the duplicate format,
+paired by deal.
 
-    python -m experiments.compare RUN_A RUN_B --opponent counter --deal-pairs 1000 --seed 2 \\
+    python -m experiments.common.compare RUN_A RUN_B --opponent counter --deal-pairs 1000 --seed 2 \\
         --workers 2 --out results/compare
 
-Both runs' final models play the same deal pairs against the same opponent (one match seed:
+Both runs' final policies (each run's final.json names it: `loop.run_policy`) play the same deal pairs against the same opponent (one match seed:
 the same cards and the same opponent randomness on deal k), so the difference of their win
 rates gets a paired interval over deal pairs (`agents.stats.paired_difference_interval`),
 much tighter than two separate Wilson intervals. Writes compare.json and compare.md to --out,
@@ -18,34 +19,35 @@ from pathlib import Path
 from typing import Any
 
 
-
-
 def compare_runs(run_a: Path, run_b: Path, opponent: str, deal_pairs: int, seed: int, workers: int = 1,
                  progress: bool = True) -> dict[str, Any]:
-    """Win rates of both runs' final models against `opponent` and their paired difference."""
+    """Win rates of both runs' final policies against `opponent` and their paired difference."""
     from agents.evaluation import match
     from agents.stats import paired_difference_interval
-    from experiments.run_dir import load_run_config, run_metadata
+    from experiments.common.loop import run_policy
+    from experiments.common.run_dir import load_run_config
+    from tacocat_env.stamp import stamp
 
     configs = [load_run_config(Path(r)) for r in (run_a, run_b)]
+    learners = [run_policy(Path(r)).spec(Path(r)) for r in (run_a, run_b)]
     if configs[0].rules_config.ruleset_hash() != configs[1].rules_config.ruleset_hash():
         raise ValueError(f"{run_a} and {run_b} were trained under different rules")
     rules = configs[0].rules_config
     results, per_pair = [], []
-    for run in (run_a, run_b):
-        learner = f"ppo:path={Path(run) / 'final_model.zip'},torch_threads=1"
+    for run, config, learner in zip((run_a, run_b), configs, learners):
         result = match(learner, opponent, deal_pairs=deal_pairs, seed=seed, workers=workers, config=rules,
                        progress=progress)
-        results.append({"run": str(run), "win_rate": result.win_rate_a, "wilson95": [result.ci_low, result.ci_high]})
+        results.append({"run": str(run), "backend": config.backend, "agent": learner, "win_rate": result.win_rate_a,
+                        "wilson95": [result.ci_low, result.ci_high]})
         per_pair.append([(s0 + s1) / 2.0 for s0, s1 in result.deal_scores])
     mean, low, high = paired_difference_interval(per_pair[0], per_pair[1])
-    meta = run_metadata(configs[0])
+    stamped = stamp(rules)
     return {
         "opponent": opponent, "deal_pairs": deal_pairs, "seed": seed, "a": results[0], "b": results[1],
         "difference_a_minus_b": mean, "paired95": [low, high],
         "verdict": "A better" if low > 0 else ("B better" if high < 0 else "no clear difference"),
         "interval": "normal approximation over deal pairs of the per-pair win-rate difference",
-        "git_commit": meta["git_commit"], "ruleset_hash": meta["ruleset_hash"], "versions": meta["versions"],
+        "git_commit": stamped["commit"], "ruleset_hash": stamped["ruleset_hash"], "versions": stamped["versions"],
     }
 
 
@@ -63,7 +65,7 @@ def markdown(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(prog="python -m experiments.compare", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m experiments.common.compare", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run_a", type=Path)
     parser.add_argument("run_b", type=Path)
@@ -74,9 +76,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--out", type=Path, default=None, help="folder for compare.json and compare.md")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
+    from experiments.common.loop import run_policy
+    from experiments.common.run_dir import RunDirError, load_run_config
+
     for run in (args.run_a, args.run_b):
-        if not (run / "final_model.zip").is_file() or not (run / "config.yaml").is_file():
-            parser.error(f"{run} is not a finished run directory (final_model.zip and config.yaml)")
+        try:
+            load_run_config(run)
+            run_policy(run)
+        except RunDirError as err:
+            parser.error(str(err))
     result = compare_runs(args.run_a, args.run_b, args.opponent, args.deal_pairs, args.seed, args.workers,
                           progress=not args.no_progress)
     text = markdown(result)

@@ -44,8 +44,10 @@ import optuna
 from optuna.storages import RDBStorage, RetryHeartbeatStaleTrialCallback, fail_stale_trials
 from optuna.trial import TrialState
 
-from experiments.config import MAX_WORKERS, ExperimentConfig, set_field
-from experiments.tune_config import CategoricalParam, FloatParam, IntParam, PrunerConfig, TuneSetup
+from experiments.common.config import ExperimentConfig, parse_experiment
+from experiments.common.config_files import set_field
+from experiments.common.settings import MAX_WORKERS
+from experiments.tune.config import CategoricalParam, FloatParam, IntParam, PrunerConfig, TuneSetup
 
 FINISHED = (TrialState.COMPLETE, TrialState.PRUNED)
 
@@ -184,11 +186,11 @@ class Objective:
         data = config.model_dump(mode="json")
         for key, value in per_trial.items():
             set_field(data, key.split("."), value, key)
-        return ExperimentConfig(**data)
+        return parse_experiment(data)
 
     def __call__(self, trial: optuna.Trial) -> float:
-        from experiments.final_eval import evaluate_run
-        from experiments.train import train
+        from experiments.common.evaluation import evaluate_run
+        from experiments.common.loop import train
 
         config = self.trial_config(trial.number, suggest(trial, self.setup))
         pruned_at: list[int] = []
@@ -200,11 +202,11 @@ class Objective:
                 return False
             return True
 
-        run_dir = train(config, progress=False, listener=report)
-        trial.set_user_attr("run_dir", str(run_dir))
+        run = train(config, progress=False, listener=report)
+        trial.set_user_attr("run_dir", str(run.run_dir))
         if pruned_at:
             raise optuna.TrialPruned(f"pruned at {pruned_at[0]} timesteps")
-        rows = evaluate_run(run_dir, config, progress=False)
+        rows = evaluate_run(run.run_dir, config, progress=False, learner=run.spec)
         trial.set_user_attr("final_eval", {r["opponent"]: r["win_rate"] for r in rows})
         return float(np.mean([r["win_rate"] for r in rows]))
 
@@ -264,7 +266,7 @@ def best_config_yaml(study: optuna.Study, setup: TuneSetup) -> str:
     """The base experiment at its own budget with the best trial's parameters."""
     best = study.best_trial
     config = setup.experiment(decoded_params(setup, best.params), trial_budget=False)
-    config = ExperimentConfig(**{**config.model_dump(mode="json"), "name": f"{config.name}_tuned"})
+    config = parse_experiment({**config.model_dump(mode="json"), "name": f"{config.name}_tuned"})
     header = (f"# Tuned by `tacocat tune` ({setup.source}): study {setup.tune.study!r}, best of "
               f"{finished_trials(study)} finished trials = trial {best.number}\n"
               f"# (objective {best.value:.4f} at the trial budget: {json.dumps(setup.tune.trial)}).\n"
@@ -318,7 +320,7 @@ def plot_importances(study: optuna.Study, path: Path) -> list[str]:
 
 
 def summary_markdown(study: optuna.Study, setup: TuneSetup, notes: list[str]) -> str:
-    from experiments.run_dir import run_metadata
+    from experiments.common.run_dir import run_metadata
 
     tune = setup.tune
     trials = study.get_trials(deepcopy=False)
@@ -336,9 +338,9 @@ def summary_markdown(study: optuna.Study, setup: TuneSetup, notes: list[str]) ->
         f"- sampler: TPE (seed {tune.sampler.seed}, {tune.sampler.n_startup_trials} random start-up trials); "
         f"pruner: {tune.pruner.kind}",
         "- trials: " + ", ".join(f"{n} {s.lower()}" for s, n in sorted(counts.items())),
-        f"- report written at commit {meta['git_commit']} (each trial's run.json has its own), "
-        f"ruleset {meta['ruleset_hash']}, optuna {optuna.__version__}, "
-        f"torch {meta['versions']['torch']}, sb3-contrib {meta['versions']['sb3_contrib']}",
+        f"- backend: {experiment.backend}; report written at commit {meta['git_commit']} (each trial's run.json "
+        f"has its own), ruleset {meta['ruleset_hash']}, "
+        + ", ".join(f"{name} {version}" for name, version in meta["versions"].items() if name != "tacocat-env"),
         "",
     ]
     complete = [t for t in trials if t.state == TrialState.COMPLETE]

@@ -18,7 +18,9 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from experiments.config import NAME_PATTERN, ExperimentConfig, parse_config_file, read_experiment, set_field
+from experiments.common.config import ExperimentConfig, parse_experiment
+from experiments.common.config_files import one_line, parse_config_file, read_experiment, set_field
+from experiments.common.settings import NAME_PATTERN
 
 #: experiment fields that `tacocat tune` sets in every trial (experiments.tune's
 #: `Objective.trial_config`): the trial's name, its run directory under the study's trials/
@@ -156,11 +158,6 @@ class TuneConfig(_Strict):
         return self.storage or f"sqlite:///{(self.directory / 'study.db').resolve()}"
 
 
-def _one_line(err: ValidationError) -> str:
-    """A pydantic error as one line: `field.path: message; ...`."""
-    return "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in err.errors())
-
-
 class TuneSetup:
     """A validated tune file: the tune config plus its base experiment as plain data."""
 
@@ -176,14 +173,14 @@ class TuneSetup:
             for key, value in values.items():
                 set_field(data, key.split("."), value, f"{where}.{key}")
         try:
-            return ExperimentConfig(**data)
-        except ValidationError as err:
-            raise ValueError(_one_line(err)) from None
+            return parse_experiment(data)
+        except ValueError as err:
+            raise ValueError(one_line(err)) from None
 
     def base_values(self) -> dict[str, Any]:
         """The base experiment's values of the search-space fields, as Optuna parameters (None
         where the base value lies outside the search space)."""
-        data = ExperimentConfig(**self.base).model_dump(mode="json")
+        data = parse_experiment(self.base).model_dump(mode="json")
         out: dict[str, Any] = {}
         for key, spec in self.tune.search_space.items():
             value: Any = data
@@ -241,7 +238,7 @@ def load_tune(path: str | Path, study: str | None = None, storage: str | None = 
     try:
         tune = TuneConfig(**data)
     except ValidationError as err:
-        raise ValueError(f"{path}: {_one_line(err)}") from None
+        raise ValueError(f"{path}: {one_line(err)}") from None
     base = read_experiment(path.parent / tune.base_config)
     setup = TuneSetup(tune, base, str(path))
     setup.check()

@@ -1,33 +1,31 @@
-"""`tacocat train` with `backend: league`: jitted PPO on the batch engine against a league.
+"""`backend: league`: jitted PPO on the batch engine against a league.
 
 Reads top to bottom: the config becomes PPO settings, the blocks of rows of the mixture
 (`mixture.split_rows`) and the JAX heuristic ports -> one jitted iteration (`ppo.make_iteration`)
--> a fresh run directory (or `--resume`: the newest complete checkpoint) -> iterations; between
-them, in Python: the snapshot pool (add a snapshot every `league.snapshot_every` iterations, draw
-the snapshot each slot plays, uniform or PFSP), progress.csv + TensorBoard, duplicate-format
-evaluation of the exported policy against `eval.opponents` (eval.csv, learning_curve.png) and
-checkpoints. At the end, `policy.npz`: the actor as the ladder agent `league:path=RUN/policy.npz`.
+-> `LeagueTrainer`: per iteration, in Python, the snapshot pool (add a snapshot every
+`league.snapshot_every` iterations, draw the snapshot each slot plays, uniform or PFSP) around
+the jitted call. The policy, `policy.npz`, is the actor as the ladder agent
+`league:path=RUN/policy.npz`. The run loop around it is `experiments.common.loop`.
 
-Checkpoints are `checkpoints/ckpt_<timesteps>.npz` (every array of the runner, the pool and
-the environment state, as the leaves of their pytrees, no pickle) plus a `.json` marker written
-last (`CheckpointState`: iteration, timesteps, the pool's bookkeeping, the numpy generator that
-draws snapshots, the ruleset hash and a hash of the config). A resumed run continues bit for bit
-where the checkpoint left off. A resume trusts nothing it reads: the run's config must be the one
-run.json recorded (`run_dir.resume_config`), and the checkpoint must be one this config's run can
-have written (`load_checkpoint`: every field's type, range, shape and finiteness, sizes bounded
+A checkpoint (`experiments.common.checkpoints`) holds `arrays.npz` (every array of the runner,
+the pool and the environment state, as the leaves of their pytrees, no pickle) and, in its
+marker, `LeagueState`: the pool's bookkeeping and the numpy generator that draws snapshots. A
+resumed run continues bit for bit where the checkpoint left off. A resume trusts nothing it
+reads: the checkpoint must be one this config's run can have written (`LeagueState.check_against`,
+`_read_arrays`, `_check_runner`: every field's type, range, shape and finiteness, sizes bounded
 before reading); anything else is one RunDirError naming the file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
-import re
 import stat
-import time
 import zipfile
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -36,20 +34,19 @@ import jax.numpy as jnp
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from experiments.config import ExperimentConfig, one_line, read_small_file
+from experiments.common.checkpoints import CheckpointMarker
+from experiments.common.config_files import one_line
+from experiments.common.loop import ExportedPolicy, no_session
+from experiments.common.run_dir import RunDirError
+from experiments.league.config import LeagueExperiment
 from experiments.league.heuristics import make_heuristic
 from experiments.league.mixture import Block, split_rows
 from experiments.league.network import Params, actor_layers, input_scale
 from experiments.league.ppo import PPOSettings, Runner, init_runner, make_iteration
-from experiments.run_dir import RunDirError
 from tacocat_env.ruleset import compile_rules
 
-CHECKPOINTS = "checkpoints"
 POLICY_FILE = "policy.npz"
-PROGRESS_FIELDS = [
-    "iteration", "timesteps", "learner_steps", "decisions_dropped", "games", "learner_win_rate", "env_steps_per_s", "iteration_s",
-    "policy_loss", "value_loss", "entropy", "approx_kl", "pool_size",
-]
+ARRAYS = "arrays.npz"
 _FAST_COMPILE = {"xla_backend_optimization_level": 0}
 #: compiled iterations by (rules, settings, blocks, opponents, fast): a second run in the same
 #: process (a resume, a test) does not compile again
@@ -59,7 +56,7 @@ _COMPILED: dict[tuple, Any] = {}
 # ---------------------------------------------------------------------------------------
 # from the config
 # ---------------------------------------------------------------------------------------
-def ppo_settings(config: ExperimentConfig) -> PPOSettings:
+def ppo_settings(config: LeagueExperiment) -> PPOSettings:
     algo = config.algo
     iterations = -(-config.total_timesteps // (config.n_envs * algo.n_steps))
     updates = iterations * algo.n_epochs * (config.n_envs * algo.n_steps // algo.batch_size)
@@ -72,7 +69,7 @@ def ppo_settings(config: ExperimentConfig) -> PPOSettings:
         decision_slots=decision_slots(config))
 
 
-def decision_slots(config: ExperimentConfig) -> int:
+def decision_slots(config: LeagueExperiment) -> int:
     """The update's slots for the learner's decisions (`league.decision_share` of every minibatch,
     rounded up); 0 for a share of 1 (the update reads every env step)."""
     share = config.league.decision_share
@@ -82,14 +79,13 @@ def decision_slots(config: ExperimentConfig) -> int:
     return minibatches * math.ceil(share * config.algo.batch_size)
 
 
-def blocks_of(config: ExperimentConfig) -> list[Block]:
+def blocks_of(config: LeagueExperiment) -> list[Block]:
     league = config.league
-    assert league is not None
     return split_rows(config.n_envs, league.selfplay_weight, league.snapshot_weight, league.snapshot_slots,
                       [o.weight for o in config.opponents])
 
 
-def build(config: ExperimentConfig) -> tuple[Any, PPOSettings, Any]:
+def build(config: LeagueExperiment) -> tuple[Any, PPOSettings, Any]:
     """(env, settings, jitted iteration) of a league config."""
     from tacocat_env.batch import TacocatBatch
 
@@ -163,11 +159,6 @@ def _plain(tree: Any) -> Any:
     return jax.tree.map(lambda x: jax.random.key_data(x) if jnp.issubdtype(x.dtype, jax.dtypes.prng_key) else x, tree)
 
 
-#: a checkpoint's marker file: `ckpt_<timesteps>.json`, the number written as Python writes it
-#: (other files in the folder are not checkpoints and are ignored)
-CHECKPOINT_NAME = re.compile(r"ckpt_(0|[1-9][0-9]{0,17})\.json")
-#: a marker is read only up to this size (the pool's bookkeeping is MAX_SNAPSHOTS x 2 counts)
-MAX_MARKER_BYTES = 1 << 20
 #: room for one .npy member's header besides its data (numpy's own header limit is 10,000)
 _NPY_HEADER_BYTES = 16 << 10
 _EXACT = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -197,73 +188,63 @@ class _GeneratorState(BaseModel):
     uinteger: int = Field(ge=0, lt=2**32)
 
 
-class CheckpointState(BaseModel):
-    """A checkpoint's JSON marker: where the run stands, the pool's bookkeeping, the snapshot
-    generator, and which rules and config wrote it. Read strictly (no coercion, no extra keys),
-    then checked against the run's config (`check_against`)."""
+class _PoolBook(BaseModel):
+    model_config = _EXACT
+    filled: int = Field(ge=1)
+    next_slot: int = Field(ge=0)
+    games: list[Annotated[int, Field(ge=0)]]
+    wins: list[Annotated[int, Field(ge=0)]]
+
+
+class _PCG64Words(BaseModel):
+    model_config = _EXACT
+    state: int = Field(ge=0, lt=2**128)
+    inc: int = Field(ge=0, lt=2**128)
+
+
+class _GeneratorState(BaseModel):
+    """numpy's `PCG64.state` (the generator that draws the snapshots)."""
 
     model_config = _EXACT
-    timesteps: int = Field(ge=0)
-    iteration: int = Field(ge=0)
-    ruleset_hash: str
-    config_sha256: str
+    bit_generator: Literal["PCG64"]
+    state: _PCG64Words
+    has_uint32: int = Field(ge=0, le=1)
+    uinteger: int = Field(ge=0, lt=2**32)
+
+
+class LeagueState(BaseModel):
+    """The league's part of a checkpoint's marker: the pool's bookkeeping and the snapshot
+    generator. Read strictly (no coercion, no extra keys), then checked against the run's
+    config (`check_against`)."""
+
+    model_config = _EXACT
     rng: _GeneratorState
     pool: _PoolBook
 
-    def check_against(self, config: ExperimentConfig, path: Path) -> None:
-        """RunDirError naming `path` unless this state is one that `config`'s run reaches."""
-        from experiments.run_dir import config_hash
-
+    def check_against(self, config: LeagueExperiment, marker: CheckpointMarker, path: Path) -> None:
+        """RunDirError naming `path` unless this state is one that `config`'s run reaches at the
+        marker's iteration."""
         league = config.league
-        assert league is not None
         per_iteration = config.n_envs * config.algo.n_steps
         last = -(-config.total_timesteps // per_iteration) * per_iteration
+        timesteps, iteration = marker.timesteps, marker.iteration
         problems = []
-        if self.ruleset_hash != config.rules_config.ruleset_hash():
-            problems.append("it was written under other rules than the run's config.yaml")
-        if self.config_sha256 != config_hash(config):
-            problems.append("it was written for another config than the run's config.yaml")
-        if int(CHECKPOINT_NAME.fullmatch(path.name).group(1)) != self.timesteps:  # type: ignore[union-attr]
-            problems.append(f"its timesteps ({self.timesteps}) are not the ones in its name")
-        if not (per_iteration <= self.timesteps <= last and self.timesteps == self.iteration * per_iteration):
-            problems.append(f"timesteps {self.timesteps} at iteration {self.iteration} is not a point of this run "
+        if not (per_iteration <= timesteps <= last and timesteps == iteration * per_iteration):
+            problems.append(f"timesteps {timesteps} at iteration {iteration} is not a point of this run "
                             f"({per_iteration} env steps per iteration, at most {last})")
-        snapshots, size = 1 + self.iteration // league.snapshot_every, league.snapshot_pool
+        snapshots, size = 1 + iteration // league.snapshot_every, league.snapshot_pool
         book = self.pool
         if (book.filled, book.next_slot) != (min(snapshots, size), snapshots % size):
             problems.append(f"pool.filled and pool.next_slot must be {min(snapshots, size)} and {snapshots % size} "
-                            f"at iteration {self.iteration}")
+                            f"at iteration {iteration}")
         if len(book.games) != size or len(book.wins) != size:
             problems.append(f"pool.games and pool.wins must hold league.snapshot_pool = {size} counts")
         elif any(w > g for g, w in zip(book.games, book.wins)) or any(book.games[book.filled:]):
             problems.append("pool.wins must not exceed pool.games, and empty slots have no games")
-        elif sum(book.games) > self.timesteps:
+        elif sum(book.games) > timesteps:
             problems.append("pool.games counts more games than the run has played steps")
         if problems:
             raise RunDirError(f"{path}: " + "; ".join(problems))
-
-
-def save_checkpoint(run_dir: Path, runner: Runner, pool: SnapshotPool, state: CheckpointState, keep: int = 2) -> Path:
-    folder = run_dir / CHECKPOINTS
-    folder.mkdir(exist_ok=True)
-    path = folder / f"ckpt_{state.timesteps}.npz"
-    leaves = jax.tree.leaves(_plain((runner, pool.arrays)))
-    tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez(tmp, **{f"leaf_{i}": np.asarray(x) for i, x in enumerate(leaves)})
-    tmp.replace(path)
-    marker = path.with_suffix(".json")
-    marker.with_suffix(".tmp").write_text(state.model_dump_json())
-    marker.with_suffix(".tmp").replace(marker)  # written last: marks the checkpoint complete
-    for stale in _markers(folder)[:-keep]:
-        stale.unlink()
-        stale.with_suffix(".npz").unlink(missing_ok=True)
-    return path
-
-
-def _markers(folder: Path) -> list[Path]:
-    """The checkpoint markers in `folder`, oldest first (files not named like one are not)."""
-    found = [(int(m.group(1)), p) for p in folder.glob("ckpt_*.json") if (m := CHECKPOINT_NAME.fullmatch(p.name))]
-    return [p for _, p in sorted(found)]
 
 
 def _read_arrays(path: Path, template: list[np.ndarray]) -> list[np.ndarray]:
@@ -301,7 +282,7 @@ def _read_arrays(path: Path, template: list[np.ndarray]) -> list[np.ndarray]:
     return loaded
 
 
-def _check_runner(runner: Runner, env: Any, config: ExperimentConfig, iteration: int, path: Path) -> None:
+def _check_runner(runner: Runner, env: Any, config: LeagueExperiment, iteration: int, path: Path) -> None:
     """RunDirError naming `path` unless the restored runner is one the run can have reached: the
     learner's seats, the failed-answer floors, the optimizer's update counts and second moments,
     and environments whose observation and mask are what the engine computes from their rules
@@ -333,31 +314,7 @@ def _check_runner(runner: Runner, env: Any, config: ExperimentConfig, iteration:
             raise RunDirError(f"{path}: the environments' {name} is not the one their rules state gives")
 
 
-def load_checkpoint(run_dir: Path, runner: Runner, pool: SnapshotPool, config: ExperimentConfig,
-                    env: Any) -> tuple[Runner, CheckpointState] | None:
-    """The newest complete checkpoint, read into the shapes of `runner` and `pool` (fresh
-    ones of `config`) and checked against them and `config`; None if there is none. Every
-    error is a RunDirError naming the file; `pool` changes only once everything checks."""
-    markers = _markers(run_dir / CHECKPOINTS)
-    if not markers:
-        return None
-    marker = markers[-1]
-    text = read_small_file(marker, MAX_MARKER_BYTES, "a checkpoint marker", RunDirError)
-    try:
-        state = CheckpointState.model_validate_json(text)
-    except ValidationError as err:
-        raise RunDirError(f"{marker}: {one_line(err)}") from None
-    state.check_against(config, marker)
-    leaves, treedef = jax.tree.flatten(_plain((runner, pool.arrays)))
-    loaded = _read_arrays(marker.with_suffix(".npz"), [np.asarray(x) for x in leaves])
-    restored_runner, arrays = jax.tree.unflatten(treedef, [jnp.asarray(x) for x in loaded])
-    restored_runner = restored_runner._replace(key=jax.random.wrap_key_data(restored_runner.key))
-    _check_runner(restored_runner, env, config, state.iteration, marker.with_suffix(".npz"))
-    pool.restore(arrays, state.pool.model_dump())
-    return restored_runner, state
-
-
-def export_policy(params: Params, path: Path, config: ExperimentConfig, timesteps: int) -> Path:
+def export_policy(params: Params, path: Path, config: LeagueExperiment, timesteps: int) -> Path:
     """The actor as a `tacocat-mlp-v1` file (`agents.league_agent` plays it with numpy)."""
     from agents.league_agent import ALGORITHM
     from agents.policy_file import save_policy
@@ -368,101 +325,84 @@ def export_policy(params: Params, path: Path, config: ExperimentConfig, timestep
 
 
 # ---------------------------------------------------------------------------------------
-# train
+# the trainer
 # ---------------------------------------------------------------------------------------
-def train_league(config: ExperimentConfig | None = None, *, resume: Path | None = None, progress: bool = True) -> Path:
-    """Train (or resume) a league run and return its run directory."""
-    import optax
-    import pgx
+class LeagueTrainer:
+    progress_fields = ("learner_steps", "decisions_dropped", "games", "learner_win_rate", "policy_loss", "value_loss",
+                       "entropy", "approx_kl", "pool_size")
 
-    from experiments.run_dir import new_run_dir, resume_config, run_metadata
+    def __init__(self, config: LeagueExperiment) -> None:
+        self.config, self.league = config, config.league
+        self.env, self.settings, self.iteration_fn = build(config)
+        self.blocks = blocks_of(config)
+        self.runner = init_runner(self.env, self.settings, jax.random.key(config.seed))
+        self.pool = SnapshotPool(self.runner.params, self.league.snapshot_pool)
+        self.rng = np.random.default_rng(config.seed)
+        self.per_iteration = self.settings.n_envs * self.settings.n_steps
+        self.iteration = 0
 
-    if resume is not None:
-        run_dir = Path(resume)
-        config = resume_config(run_dir)
-    if config is None or config.league is None:
-        raise ValueError("train_league() needs a config with backend: league, or resume=RUN_DIR")
-    if resume is None:
-        run_dir = new_run_dir(config)
-        (run_dir / "config.yaml").write_text(config.to_yaml())
-        meta = run_metadata(config)
-        meta["versions"].update(jax=jax.__version__, optax=optax.__version__, pgx=pgx.__version__)
-        (run_dir / "run.json").write_text(json.dumps(meta, indent=2))
-    return _train_loop(config, run_dir, resume is not None, progress)
+    @property
+    def timesteps(self) -> int:
+        return self.iteration * self.per_iteration
+
+    def iterate(self) -> dict[str, Any]:
+        league, pool = self.league, self.pool
+        snapshot_ids = pool.draw(self.rng, league.snapshot_slots, league.sampling, league.pfsp_power)
+        self.runner, metrics = self.iteration_fn(self.runner, pool.arrays, jnp.asarray(snapshot_ids))
+        metrics = jax.device_get(metrics)
+        self.iteration += 1
+        games, wins = metrics["games_per_row"], metrics["wins_per_row"]
+        pool.record(self.blocks, snapshot_ids, games, wins)
+        if self.iteration % league.snapshot_every == 0:
+            pool.add(self.runner.params)
+        return {"learner_steps": int(metrics["learner_steps"]), "decisions_dropped": int(metrics["decisions_dropped"]),
+                "games": int(games.sum()), "learner_win_rate": float(wins.sum() / max(games.sum(), 1)),
+                "pool_size": pool.filled,
+                **{k: float(metrics[k]) for k in ("policy_loss", "value_loss", "entropy", "approx_kl")}}
+
+    # -- checkpoints ----------------------------------------------------------------------
+    def save(self, folder: Path) -> dict[str, Any]:
+        leaves = jax.tree.leaves(_plain((self.runner, self.pool.arrays)))
+        np.savez(folder / ARRAYS, **{f"leaf_{i}": np.asarray(x) for i, x in enumerate(leaves)})
+        return LeagueState(rng=self.rng.bit_generator.state, pool=self.pool.bookkeeping()).model_dump()
+
+    def restore(self, folder: Path, marker: CheckpointMarker) -> None:
+        """The checkpoint read into the shapes of this (fresh) trainer's runner and pool and
+        checked against them and the config; nothing changes unless everything checks."""
+        path = folder.with_suffix(".json")
+        try:
+            state = LeagueState.model_validate(marker.trainer)
+        except ValidationError as err:
+            raise RunDirError(f"{path}: trainer: {one_line(err)}") from None
+        state.check_against(self.config, marker, path)
+        leaves, treedef = jax.tree.flatten(_plain((self.runner, self.pool.arrays)))
+        loaded = _read_arrays(folder / ARRAYS, [np.asarray(x) for x in leaves])
+        runner, arrays = jax.tree.unflatten(treedef, [jnp.asarray(x) for x in loaded])
+        runner = runner._replace(key=jax.random.wrap_key_data(runner.key))
+        _check_runner(runner, self.env, self.config, marker.iteration, folder / ARRAYS)
+        self.runner, self.iteration = runner, marker.iteration
+        self.pool.restore(arrays, state.pool.model_dump())
+        self.rng.bit_generator.state = state.rng.model_dump()
+
+    # -- the policy -----------------------------------------------------------------------
+    def evaluation_agent(self, run_dir: Path) -> str:
+        return self.export(run_dir).spec(run_dir)
+
+    def export(self, run_dir: Path, best: bool = False) -> ExportedPolicy:
+        name = "best_policy.npz" if best else POLICY_FILE
+        export_policy(self.runner.params, run_dir / name, self.config, self.timesteps)
+        return ExportedPolicy("league", name)
+
+    def close(self) -> None:
+        pass
 
 
-def _train_loop(config: ExperimentConfig, run_dir: Path, resuming: bool, progress: bool) -> Path:
-    from torch.utils.tensorboard import SummaryWriter
-    from tqdm.auto import tqdm
+@contextlib.contextmanager
+def session(config: LeagueExperiment, address: str | None) -> Iterator[dict[str, Any]]:
+    """No runtime to start; run.json adds JAX's backend and devices."""
+    with no_session(config, address):
+        yield {"jax_backend": jax.default_backend(), "jax_devices": [str(d) for d in jax.devices()]}
 
-    from experiments.callbacks import EVAL_FIELDS
-    from experiments.curves import plot_learning_curve
-    from experiments.rllib_train import _append_csv, _truncate_csv, evaluate_policy
-    from experiments.run_dir import config_hash
 
-    league = config.league
-    assert league is not None
-    env, s, iteration_fn = build(config)
-    blocks = blocks_of(config)
-    runner = init_runner(env, s, jax.random.key(config.seed))
-    pool = SnapshotPool(runner.params, league.snapshot_pool)
-    rng = np.random.default_rng(config.seed)
-    timesteps, iteration = 0, 0
-    found = load_checkpoint(run_dir, runner, pool, config, env) if resuming else None
-    if found is not None:
-        runner, state = found
-        timesteps, iteration = state.timesteps, state.iteration
-        rng.bit_generator.state = state.rng.model_dump()
-    if resuming:
-        for name, fields in (("progress.csv", PROGRESS_FIELDS), ("eval.csv", EVAL_FIELDS)):
-            _truncate_csv(run_dir / name, fields, "timesteps", timesteps)
-    per_iteration = s.n_envs * s.n_steps
-    writer = SummaryWriter(str(run_dir / "tb"))
-    next_checkpoint = (timesteps // config.checkpoint_every + 1) * config.checkpoint_every
-    next_eval = (timesteps // config.eval.every + 1) * config.eval.every
-    bar = tqdm(total=config.total_timesteps, initial=timesteps, unit="step", disable=not progress, dynamic_ncols=True)
-    try:
-        while timesteps < config.total_timesteps:
-            snapshot_ids = pool.draw(rng, league.snapshot_slots, league.sampling, league.pfsp_power)
-            t0 = time.perf_counter()
-            runner, metrics = iteration_fn(runner, pool.arrays, jnp.asarray(snapshot_ids))
-            metrics = jax.device_get(metrics)
-            seconds = time.perf_counter() - t0
-            timesteps += per_iteration
-            iteration += 1
-            games, wins = metrics["games_per_row"], metrics["wins_per_row"]
-            pool.record(blocks, snapshot_ids, games, wins)
-            if iteration % league.snapshot_every == 0:
-                pool.add(runner.params)
-            row = {"iteration": iteration, "timesteps": timesteps, "learner_steps": int(metrics["learner_steps"]),
-                   "decisions_dropped": int(metrics["decisions_dropped"]),
-                   "games": int(games.sum()), "learner_win_rate": float(wins.sum() / max(games.sum(), 1)),
-                   "env_steps_per_s": per_iteration / seconds, "iteration_s": seconds,
-                   "pool_size": pool.filled,
-                   **{k: float(metrics[k]) for k in ("policy_loss", "value_loss", "entropy", "approx_kl")}}
-            _append_csv(run_dir / "progress.csv", PROGRESS_FIELDS, [row])
-            for key, value in row.items():
-                if key not in ("iteration", "timesteps"):
-                    writer.add_scalar(f"league/{key}", value, timesteps)
-            bar.update(per_iteration)
-            bar.set_postfix_str(f"steps/s={row['env_steps_per_s']:.0f}")
-            done = timesteps >= config.total_timesteps
-            if timesteps >= next_eval or done:
-                next_eval = (timesteps // config.eval.every + 1) * config.eval.every
-                policy = export_policy(runner.params, run_dir / POLICY_FILE, config, timesteps)
-                rows = evaluate_policy(policy, config, timesteps, agent="league")
-                _append_csv(run_dir / "eval.csv", EVAL_FIELDS, rows)
-                for r in rows:
-                    writer.add_scalar(f"eval/win_rate_{r['opponent']}", r["win_rate"], timesteps)
-            if timesteps >= next_checkpoint or done:
-                next_checkpoint = (timesteps // config.checkpoint_every + 1) * config.checkpoint_every
-                save_checkpoint(run_dir, runner, pool, CheckpointState(
-                    timesteps=timesteps, iteration=iteration, ruleset_hash=config.rules_config.ruleset_hash(),
-                    config_sha256=config_hash(config), rng=rng.bit_generator.state, pool=pool.bookkeeping()))
-        export_policy(runner.params, run_dir / POLICY_FILE, config, timesteps)
-        plot_learning_curve(run_dir)
-        (run_dir / "final.json").write_text(json.dumps({"timesteps": timesteps, "iterations": iteration}, indent=2))
-    finally:
-        bar.close()
-        writer.close()
-    return run_dir
+def make_trainer(config: LeagueExperiment, run_dir: Path) -> LeagueTrainer:
+    return LeagueTrainer(config)

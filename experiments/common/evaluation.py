@@ -1,4 +1,6 @@
-"""The evaluation after training: a run's final model against the whole ladder."""
+"""Duplicate-format evaluation of a run's policy: during training (`evaluate_during_training`,
+eval.csv) and after it (`evaluate_run`: the final policy against the whole ladder,
+final_eval.json and final_eval.md), for a run of any backend."""
 
 from __future__ import annotations
 
@@ -9,20 +11,38 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from agents.base import Agent
 from agents.stats import verdict as beats
-from experiments.config import ExperimentConfig
+from experiments.common.config import ExperimentConfig
+
+EVAL_FIELDS = ["timesteps", "opponent", "win_rate", "ci_low", "ci_high", "deal_pairs"]
 
 
-def evaluate_run(run_dir: Path, config: ExperimentConfig, model_name: str = "final_model.zip",
-                 progress: bool = True, learner: str | None = None) -> list[dict[str, Any]]:
-    """Duplicate matches of the run's model (or of the agent spec `learner`) against every
-    `eval.final` opponent.
+def evaluate_during_training(learner: Agent | str, config: ExperimentConfig, timesteps: int) -> list[dict[str, Any]]:
+    """The rows of eval.csv: duplicate matches of `learner` against each of `eval.opponents`,
+    on the same deals every time (`eval.seed`)."""
+    from agents.evaluation import match
+
+    rows = []
+    for opponent in config.eval.opponents:
+        result = match(learner, opponent, deal_pairs=config.eval.deal_pairs, seed=config.eval.seed, workers=1,
+                       config=config.rules_config, progress=False)
+        rows.append({"timesteps": timesteps, "opponent": opponent, "win_rate": result.win_rate_a,
+                     "ci_low": result.ci_low, "ci_high": result.ci_high, "deal_pairs": config.eval.deal_pairs})
+    return rows
+
+
+def evaluate_run(run_dir: Path, config: ExperimentConfig, progress: bool = True,
+                 learner: str | None = None) -> list[dict[str, Any]]:
+    """Duplicate matches of the run's final policy (`loop.run_policy`; or of the agent spec
+    `learner`) against every `eval.final` opponent.
 
     Writes final_eval.json and final_eval.md into the run directory and returns the rows.
     """
     from agents.evaluation import match
+    from experiments.common.loop import run_policy
 
-    learner = learner or f"ppo:path={Path(run_dir) / model_name},torch_threads=1"
+    learner = learner or run_policy(run_dir).spec(run_dir)
     rows = []
     for opponent in config.eval.final:
         result = match(learner, opponent.agent, deal_pairs=opponent.deal_pairs, seed=config.eval.seed + 1,

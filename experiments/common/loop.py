@@ -1,0 +1,239 @@
+"""One run loop for every training backend (`tacocat train`).
+
+Reads top to bottom: the config (or the run to resume, `run_dir.resume_config`) -> the
+backend's session (RLlib: the Ray runtime; checked before anything is written) -> a fresh run
+directory with config.yaml and run.json, or the run to resume -> the backend's `Trainer` ->
+the newest complete checkpoint, if resuming -> iterations: progress.csv and TensorBoard after
+each; every `eval.every` timesteps a duplicate-format evaluation against `eval.opponents`
+(eval.csv, the best policy so far kept as the backend's best file, a listener that may stop
+the run: `tacocat tune` prunes with it); every `checkpoint_every` timesteps a checkpoint
+(`experiments.common.checkpoints`) -> the final policy, learning_curve.png and final.json,
+which names the policy (`run_policy`).
+
+A backend is a subpackage with a `trainer` module (`experiments.common.backends`) that gives
+`session(config, address)` and `make_trainer(config, run_dir)`; the trainer does one thing
+per call (`Trainer`), and everything around the iterations happens here, once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from agents.base import Agent
+from experiments.common import checkpoints
+from experiments.common.backends import trainer_module
+from experiments.common.config import ExperimentConfig
+from experiments.common.evaluation import EVAL_FIELDS, evaluate_during_training
+from experiments.common.logs import ScalarWriter, append_rows, truncate_rows
+from experiments.common.run_dir import RunDirError, config_hash, new_run_dir, resume_config, run_metadata
+
+#: called after each evaluation with (timesteps, mean win rate over `eval.opponents`);
+#: returning False stops training there (`tacocat tune` prunes trials with it)
+EvaluationListener = Callable[[int, float], bool]
+#: final.json is read only up to this size
+MAX_FINAL_JSON_BYTES = 1 << 16
+
+
+@dataclass(frozen=True)
+class ExportedPolicy:
+    """A policy file a trainer wrote into its run directory, and the agent that plays it."""
+
+    agent: str  # the agent name in `agents.registry` (`ppo`, `league`, `rllib`)
+    file: str  # the file's name, relative to the run directory
+    options: dict[str, Any] = field(default_factory=dict)  # other options of the agent spec
+
+    def spec(self, run_dir: Path) -> str:
+        from agents.registry import format_spec
+
+        return format_spec(self.agent, path=str(Path(run_dir).resolve() / self.file), **self.options)
+
+
+class Trainer(Protocol):
+    """One backend's training, one call at a time; `run_training` drives it."""
+
+    #: the columns of progress.csv this trainer's `iterate` fills (besides iteration and timesteps)
+    progress_fields: tuple[str, ...]
+
+    @property
+    def timesteps(self) -> int:
+        """Env steps trained so far (both players' moves for the league)."""
+
+    def iterate(self) -> dict[str, Any]:
+        """One training iteration; its row of progress.csv (the `progress_fields`)."""
+
+    def save(self, folder: Path) -> dict[str, Any]:
+        """Write the whole training state into the empty `folder`; return the small JSON state
+        the checkpoint's marker carries (`CheckpointMarker.trainer`)."""
+
+    def restore(self, folder: Path, marker: checkpoints.CheckpointMarker) -> None:
+        """Continue from a checkpoint `save` wrote; RunDirError naming the file if it is not one
+        that this run's config can have written (nothing is trusted)."""
+
+    def evaluation_agent(self, run_dir: Path) -> Agent | str:
+        """The current policy as an agent (or agent spec) for an evaluation match."""
+
+    def export(self, run_dir: Path, best: bool = False) -> ExportedPolicy:
+        """Write the current policy as the run's final (or best-so-far) policy file."""
+
+    def close(self) -> None:
+        """Release what the trainer holds (env processes, actors)."""
+
+
+@dataclass(frozen=True)
+class TrainedRun:
+    run_dir: Path
+    policy: ExportedPolicy
+    stopped_early: bool
+
+    @property
+    def spec(self) -> str:
+        return self.policy.spec(self.run_dir)
+
+
+class Every:
+    """Due once each time the timesteps cross a multiple of `interval`."""
+
+    def __init__(self, interval: int, start: int) -> None:
+        self.interval = interval
+        self.next = (start // interval + 1) * interval
+
+    def due(self, timesteps: int) -> bool:
+        if timesteps < self.next:
+            return False
+        self.next = (timesteps // self.interval + 1) * self.interval
+        return True
+
+
+# ---------------------------------------------------------------------------------------
+# train
+# ---------------------------------------------------------------------------------------
+def train(config: ExperimentConfig | None = None, *, resume: Path | None = None, progress: bool = True,
+          listener: EvaluationListener | None = None, address: str | None = None) -> TrainedRun:
+    """Train `config` (or resume the run in `resume`) with its backend."""
+    if resume is not None:
+        run_dir = Path(resume)
+        config = resume_config(run_dir)
+    elif config is None:
+        raise ValueError("train() needs a config or resume=RUN_DIR")
+    backend = trainer_module(config.backend)
+    with backend.session(config, address) as extras:
+        if resume is None:
+            run_dir = new_run_dir(config)
+            (run_dir / "config.yaml").write_text(config.to_yaml())
+            (run_dir / "run.json").write_text(json.dumps({**run_metadata(config), **extras}, indent=2))
+        trainer = backend.make_trainer(config, run_dir)
+        try:
+            return run_training(trainer, config, run_dir, resuming=resume is not None, progress=progress,
+                                listener=listener)
+        finally:
+            trainer.close()
+
+
+def run_training(trainer: Trainer, config: ExperimentConfig, run_dir: Path, *, resuming: bool, progress: bool,
+                 listener: EvaluationListener | None = None) -> TrainedRun:
+    """Iterate `trainer` to `config.total_timesteps` (see the module docstring)."""
+    from tqdm.auto import tqdm
+
+    from experiments.common.curves import plot_learning_curve
+
+    iteration, best = 0, None
+    found = checkpoints.latest(run_dir, config) if resuming else None
+    if found is not None:
+        folder, marker = found
+        trainer.restore(folder, marker)
+        iteration, best = marker.iteration, marker.best_score
+    start = trainer.timesteps
+    progress_fields = ["iteration", "timesteps", *trainer.progress_fields, "env_steps_per_s", "iteration_s"]
+    if resuming:
+        truncate_rows(run_dir / "progress.csv", progress_fields, start)
+        truncate_rows(run_dir / "eval.csv", EVAL_FIELDS, start)
+    writer = ScalarWriter(run_dir / "tb")
+    evaluations, saves = Every(config.eval.every, start), Every(config.checkpoint_every, start)
+    bar = tqdm(total=config.total_timesteps, initial=start, unit="step", disable=not progress, dynamic_ncols=True)
+    stopped = False
+    try:
+        while trainer.timesteps < config.total_timesteps and not stopped:
+            before, t0 = trainer.timesteps, time.perf_counter()
+            metrics = trainer.iterate()
+            seconds = time.perf_counter() - t0
+            timesteps, iteration = trainer.timesteps, iteration + 1
+            row = {"iteration": iteration, "timesteps": timesteps, **metrics,
+                   "env_steps_per_s": (timesteps - before) / seconds if seconds > 0 else None, "iteration_s": seconds}
+            append_rows(run_dir / "progress.csv", progress_fields, [row])
+            for key, value in row.items():
+                if key not in ("iteration", "timesteps") and isinstance(value, (int, float)):
+                    writer.add(f"train/{key}", value, timesteps)
+            bar.update(timesteps - before)
+            bar.set_postfix_str(f"steps/s={row['env_steps_per_s'] or 0:.0f}")
+            done = timesteps >= config.total_timesteps
+            if evaluations.due(timesteps) or done:
+                rows = evaluate_during_training(trainer.evaluation_agent(run_dir), config, timesteps)
+                append_rows(run_dir / "eval.csv", EVAL_FIELDS, rows)
+                for r in rows:
+                    writer.add(f"eval/win_rate_{r['opponent']}", r["win_rate"], timesteps)
+                score = float(np.mean([r["win_rate"] for r in rows]))
+                writer.add("eval/mean_win_rate", score, timesteps)
+                if best is None or score > best:
+                    best = score
+                    trainer.export(run_dir, best=True)
+                stopped = listener is not None and not listener(timesteps, score)
+            if saves.due(timesteps) or done or stopped:
+                checkpoints.save(run_dir, trainer, {
+                    "timesteps": timesteps, "iteration": iteration, "best_score": best,
+                    "ruleset_hash": config.rules_config.ruleset_hash(), "config_sha256": config_hash(config)})
+        policy = trainer.export(run_dir)
+        plot_learning_curve(run_dir)
+        final = {"timesteps": trainer.timesteps, "iterations": iteration, "stopped_early": stopped,
+                 "policy": {"agent": policy.agent, "file": policy.file, "options": policy.options}}
+        (run_dir / "final.json").write_text(json.dumps(final, indent=2))
+    finally:
+        bar.close()
+        writer.close()
+    return TrainedRun(run_dir, policy, stopped)
+
+
+# ---------------------------------------------------------------------------------------
+# a finished run's policy
+# ---------------------------------------------------------------------------------------
+def run_policy(run_dir: Path) -> ExportedPolicy:
+    """The final policy a finished run names in its final.json; RunDirError naming the file if
+    the run is not finished or the file is not one a run writes."""
+    from pydantic import BaseModel, ConfigDict, ValidationError
+
+    from experiments.common.config_files import one_line, read_small_file
+
+    class _Policy(BaseModel):
+        model_config = ConfigDict(extra="forbid", strict=True)
+        agent: str
+        file: str
+        options: dict[str, bool | int | float | str]
+
+    path = Path(run_dir) / "final.json"
+    if not path.is_file():
+        raise RunDirError(f"{run_dir} is not a finished run (no final.json)")
+    text = read_small_file(path, MAX_FINAL_JSON_BYTES, "the run's final record", RunDirError)
+    try:
+        data = json.loads(text)
+        policy = _Policy.model_validate(data.get("policy") if isinstance(data, dict) else None)
+    except (ValueError, RecursionError) as err:
+        why = one_line(err) if isinstance(err, ValidationError) else "not valid JSON"
+        raise RunDirError(f"{path}: does not name the run's policy ({why})") from None
+    if Path(policy.file).name != policy.file or not (Path(run_dir) / policy.file).is_file():
+        raise RunDirError(f"{path}: its policy file {policy.file!r} is not a file of the run directory")
+    return ExportedPolicy(policy.agent, policy.file, dict(policy.options))
+
+
+@contextlib.contextmanager
+def no_session(config: ExperimentConfig, address: str | None) -> Iterator[dict[str, Any]]:
+    """The session of a backend that needs none: nothing to start, nothing to add to run.json."""
+    if address is not None:
+        raise ValueError(f"--address joins a Ray cluster: it applies to backend rllib, not {config.backend}")
+    yield {}

@@ -1,0 +1,116 @@
+"""The `league` section of an experiment config and `LeagueExperiment` (backend: league)."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from experiments.common.settings import (
+    MAX_LEAGUE_MEMORY_BYTES,
+    MAX_ROLLOUT_STEPS,
+    MAX_SNAPSHOTS,
+    ExperimentBase,
+    _Strict,
+)
+
+
+class LeagueConfig(_Strict):
+    """League backend (jitted PPO on the batch engine, docs/LEAGUE.md): the opponents' mixture.
+
+    The games of a batch are shared out by weight between the current policy (`selfplay_weight`),
+    frozen snapshots of it (`snapshot_weight`, split into `snapshot_slots` blocks, each playing
+    one snapshot drawn per iteration) and the JAX ports of the top-level `opponents` (each with
+    its `weight`). `n_envs` games run at once, `algo.n_steps` steps each per iteration;
+    `algo.batch_size` is the minibatch in env steps (both players' steps; the opponent's weigh 0).
+    """
+
+    selfplay_weight: float = Field(default=1.0, ge=0, le=1e6, description="share of games against the current policy")
+    snapshot_weight: float = Field(default=0.0, ge=0, le=1e6, description="share of games against frozen snapshots")
+    snapshot_every: int = Field(default=10, gt=0, description="iterations between snapshots of the learner")
+    snapshot_pool: int = Field(default=8, gt=0, le=MAX_SNAPSHOTS, description="snapshots kept (the oldest is dropped)")
+    snapshot_slots: int = Field(default=2, gt=0, le=MAX_SNAPSHOTS,
+                                description="blocks of games playing snapshots, one snapshot each")
+    sampling: Literal["uniform", "pfsp"] = Field(
+        default="uniform", description="how a slot draws its snapshot: uniformly, or prioritized fictitious "
+        "self-play (weight (1 - learner's win rate against it) ** pfsp_power)")
+    pfsp_power: float = Field(default=2.0, ge=0, description="PFSP exponent: higher plays the hardest snapshots more")
+    fast_compile: bool = Field(default=False, description="compile with XLA backend optimisation 0: "
+                               "compiles several times faster, runs slower (smoke runs)")
+    anneal_lr: bool = Field(default=False, description="decay algo.learning_rate linearly to 0 over "
+                            "total_timesteps (CleanRL's anneal_lr)")
+    privileged_critic: bool = Field(
+        default=False, description="the critic, used only in training, also reads the opponent's observation "
+        "(their hand included): an asymmetric actor-critic. The actor, the policy that plays and is exported, "
+        "reads only its own observation (R7.3)")
+    decision_share: float = Field(
+        default=1.0, gt=0, le=1, description="the update's room for the learner's decisions, as a share of each "
+        "minibatch's env steps: below 1 the update reads only the learner's decisions (the opponent's steps weigh "
+        "0 anyway) and runs that much faster; a rollout with more decisions than the room drops the excess at "
+        "random (progress.csv: decisions_dropped). 1: every env step, as before")
+
+
+class LeagueExperiment(ExperimentBase):
+    backend: Literal["league"] = Field(description="jitted PPO on the batch engine against a league")
+    league: LeagueConfig
+
+    @model_validator(mode="after")
+    def _league_fits(self) -> LeagueExperiment:
+        """Opponents with a JAX port, a batch that splits into whole minibatches and gives every
+        opponent of the mixture at least one game, and memory within the limit."""
+        from experiments.league.mixture import check_ported, split_rows
+
+        for i, opponent in enumerate(self.opponents):
+            try:
+                check_ported(opponent.agent)
+            except ValueError as err:
+                raise ValueError(f"opponents.{i}.agent: {err}") from None
+        rollout = self.n_envs * self.algo.n_steps
+        if rollout > MAX_ROLLOUT_STEPS:
+            raise ValueError(f"n_envs x algo.n_steps = {rollout:,} env steps per rollout is over the limit of "
+                             f"{MAX_ROLLOUT_STEPS:,}")
+        if rollout % self.algo.batch_size:
+            raise ValueError(f"algo.batch_size: a rollout of n_envs x n_steps = {rollout} steps does not split into "
+                             f"minibatches of {self.algo.batch_size} (choose a divisor of {rollout})")
+        league = self.league
+        if league.decision_share < 1 and math.ceil(league.decision_share * self.algo.batch_size) < 2:
+            raise ValueError(f"league.decision_share: {league.decision_share} x algo.batch_size "
+                             f"{self.algo.batch_size} leaves minibatches of fewer than 2 decisions "
+                             "(their normalised advantage is NaN)")
+        split_rows(self.n_envs, league.selfplay_weight, league.snapshot_weight, league.snapshot_slots,
+                   [o.weight for o in self.opponents])
+        needed = league_memory_bytes(self)
+        if needed > MAX_LEAGUE_MEMORY_BYTES:
+            raise ValueError(f"the league needs about {needed / 2**30:.1f} GiB for its rollout, environments and "
+                             f"parameters (n_envs {self.n_envs}, algo.n_steps {self.algo.n_steps}, league.snapshot_pool "
+                             f"{league.snapshot_pool}, algo.net_arch {self.algo.net_arch}), over the limit of "
+                             f"{MAX_LEAGUE_MEMORY_BYTES / 2**30:.0f} GiB")
+        return self
+
+
+def league_memory_bytes(config: LeagueExperiment) -> int:
+    """What the league's jitted iteration (experiments/league/ppo.py) holds, in bytes, checked at
+    validation, before anything compiles: the rollout (`n_envs x n_steps` transitions: the scaled
+    observation and the critic's extra input, the mask, four 4-byte and two 1-byte fields, and the
+    advantage and return computed from them), the environments (each row's observation and mask,
+    old and new state) and the parameters (actor and critic: the learner, its gradient, Adam's two
+    moments and `snapshot_pool` frozen copies). XLA's working memory comes on top of it."""
+    from tacocat_env.observation import ObservationLayout
+    from tacocat_env.ruleset import compile_rules
+
+    league = config.league
+    rules = compile_rules(config.rules_config)
+    obs, actions = ObservationLayout(rules).size, rules.codec.size
+    critic_in = 2 * obs if league.privileged_critic else obs
+    transition = 4 * critic_in + actions + 4 * 4 + 2 + 2 * 4
+    rollout = config.n_envs * config.algo.n_steps * transition
+    environments = 2 * config.n_envs * (4 * obs + actions)
+
+    def mlp(sizes: list[int]) -> int:
+        return sum((a + 1) * b for a, b in zip(sizes[:-1], sizes[1:]))
+
+    hidden = list(config.algo.net_arch)
+    params = mlp([obs, *hidden, actions]) + mlp([critic_in, *hidden, 1])
+    return rollout + environments + 4 * params * (4 + league.snapshot_pool)
+
