@@ -166,6 +166,8 @@ class ExperimentBase(_Strict):
                 if data.get(section) is not None and section != backend:
                     raise ValueError(f"the `{section}` section only applies with backend: {section} "
                                      f"(this config's backend is {backend})")
+            # an empty section of another backend (`league: null`) says nothing: dropped
+            return {k: v for k, v in data.items() if not (k in BACKEND_SECTIONS and k != backend and v is None)}
         return data
 
     @field_validator("rules")
