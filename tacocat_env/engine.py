@@ -314,7 +314,7 @@ def reorder_pile(state: GameState, pile: Sequence[int]) -> None:
     before the move that draws them. InvalidPositionError, and nothing changed, if `pile` does
     not hold exactly the cards of the pile."""
     if not _integers(pile, 0, state.rules.n_values) or sorted(pile) != sorted(state.draw_pile):
-        raise InvalidPositionError(f"reorder_pile: {list(pile)!r:.80} is not an order of the draw pile's "
+        raise InvalidPositionError(f"reorder_pile: {pile!r:.80} is not an order of the draw pile's "
                                    f"{len(state.draw_pile)} cards")
     state.draw_pile = list(pile)
 

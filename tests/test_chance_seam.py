@@ -240,7 +240,7 @@ def test_reorder_pile_keeps_the_cards_and_refuses_others(seed, cfg, data):
     i = data.draw(st.integers(0, len(pile) - 1))
     other = next(v for v in range(state.rules.n_values) if v != pile[i])
     for bad in (pile[:i] + pile[i + 1:], pile + [pile[i]], pile[:i] + [other] + pile[i + 1:], pile[:i] + [-1],
-                pile[:i] + [True] + pile[i + 1:], "pile"):
+                pile[:i] + [True] + pile[i + 1:], "pile", 7):
         with pytest.raises(InvalidPositionError, match="is not an order of the draw pile's"):
             reorder_pile(state, bad)  # type: ignore[arg-type]
         assert snapshot(state) == unchanged
