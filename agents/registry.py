@@ -40,9 +40,9 @@ BUILTIN_AGENTS = {
     "counter": "agents.heuristic:CardCounterAgent",
     "search": "agents.search:SearchAgent",
     "ppo": "agents.trained:PPOAgent",
-    "rllib": "agents.rllib_agent:RllibPolicyAgent",
-    "league": "agents.league_agent:LeaguePolicyAgent",
-    "champion": "agents.league_agent:ChampionAgent",
+    "rllib": "agents.mlp_agent:RllibPolicyAgent",
+    "league": "agents.mlp_agent:LeaguePolicyAgent",
+    "champion": "agents.mlp_agent:ChampionAgent",
     "ismcts": "agents.openspiel_agents:ISMCTSAgent",
 }
 

@@ -289,7 +289,7 @@ def run_champion(pairs: dict[str, int], workers: int) -> dict[str, Any]:
     import hashlib
 
     from agents.evaluation import match
-    from agents.league_agent import CHAMPION
+    from agents.mlp_agent import CHAMPION
     from agents.policy_file import load_policy
 
     _, meta = load_policy(CHAMPION)

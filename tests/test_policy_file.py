@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from typer.testing import CliRunner
 
-from agents.league_agent import ALGORITHM, CHAMPION
+from agents.mlp_agent import CHAMPION, LEAGUE_ALGORITHM, RLLIB_ALGORITHM, MLPPolicyAgent
 from agents.policy_file import (
     FORMAT,
     MAX_FILE_BYTES,
@@ -47,7 +47,7 @@ DROP = object()  # a metadata value that removes the key
 # ---------------------------------------------------------------------------------------
 def metadata(**changes: object) -> dict:
     meta = {"format": FORMAT, "activation": "tanh", "layers": 2, "ruleset_hash": RULES.hash,
-            "observation_size": OBS, "n_actions": N_ACTIONS, "algorithm": ALGORITHM, "experiment": "t",
+            "observation_size": OBS, "n_actions": N_ACTIONS, "algorithm": LEAGUE_ALGORITHM, "experiment": "t",
             "seed": 0, "timesteps": 0, **changes}
     return {k: v for k, v in meta.items() if v is not DROP}
 
@@ -174,7 +174,7 @@ BAD_FILES: dict[str, tuple[Callable[[Path], Path], str]] = {
     "metadata nested deeply": (lambda p: policy_zip(p, b"[" * 60_000), "the metadata is nested too deeply"),
     "metadata over 64 KiB": (lambda p: policy_zip(p, json.dumps({**metadata(), "x": "y" * 70_000}).encode()),
                              "metadata has shape (70"),
-    "metadata as float array": (lambda p: policy_zip(p, **{"metadata": np.zeros(3)}),
+    "metadata as float array": (lambda p: policy_zip(p, metadata=np.zeros(3)),
                                 "metadata is a 1-D float64 array, expected 1-D uint8"),
     "observation_size as text": (lambda p: policy_zip(p, metadata(observation_size=str(OBS))),
                                  "metadata observation_size: Input should be a valid integer"),
@@ -189,7 +189,7 @@ BAD_FILES: dict[str, tuple[Callable[[Path], Path], str]] = {
     "another format": (lambda p: policy_zip(p, metadata(format="tacocat-mlp-v0")), "metadata format: Input should be"),
     "more layers than members": (lambda p: policy_zip(p, metadata(layers=3)),
                                  "it has no layer_2_bias (the metadata says 3 layers)"),
-    "a member outside the format": (lambda p: policy_zip(p, **{"evil": np.zeros(1)}),
+    "a member outside the format": (lambda p: policy_zip(p, evil=np.zeros(1)),
                                     "it holds a member that is not part of the format"),
     "too many members": (lambda p: policy_zip(p, **{f"layer_{i}_bias": np.zeros(1) for i in range(2, 70)}),
                          f"more than the {MAX_MEMBERS} allowed"),
@@ -284,7 +284,7 @@ def networks(draw) -> list[tuple[np.ndarray, np.ndarray]]:
 def test_save_then_load_gives_back_the_same_network(layers, activation, timesteps) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = save_policy(Path(folder) / "p.npz", layers, activation=activation, rules_config=RulesConfig(),
-                           algorithm=ALGORITHM, experiment="roundtrip", seed=3, timesteps=timesteps)
+                           algorithm=LEAGUE_ALGORITHM, experiment="roundtrip", seed=3, timesteps=timesteps)
         loaded, meta = load_policy(path)
         assert sorted(p.name for p in Path(folder).iterdir()) == ["p.npz"]  # no temporary file left
     assert meta == metadata(activation=activation, layers=len(layers), experiment="roundtrip", seed=3,
@@ -307,7 +307,7 @@ def test_the_writer_refuses_what_the_reader_would(tmp_path: Path, change, proble
     layers = [(arrays[f"layer_{i}_weight"], arrays[f"layer_{i}_bias"]) for i in range(2)]
     with pytest.raises(PolicyFileError, match=f"refusing to write the policy file .*p.npz: {problem}"):
         save_policy(tmp_path / "p.npz", change(layers), activation="tanh", rules_config=RulesConfig(),
-                    algorithm=ALGORITHM, experiment="t", seed=0, timesteps=0)
+                    algorithm=LEAGUE_ALGORITHM, experiment="t", seed=0, timesteps=0)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -319,6 +319,22 @@ def test_both_agents_refuse_a_nan_policy(tmp_path: Path, agent: str) -> None:
     path = policy_zip(tmp_path / "nan.npz", layer_0_weight=nan_weight())
     with pytest.raises(PolicyFileError, match="nan.npz is not a valid policy file: layer 0 holds NaN"):
         make_agent(f"{agent}:path={path}")
+
+
+def test_one_agent_plays_every_spec_and_only_league_checks_the_algorithm(tmp_path: Path) -> None:
+    """`rllib` and `league` are one agent (`MLPPolicyAgent`): the same file gives the same moves;
+    `league` (and `champion`) refuse a file the RLlib backend made, `rllib` takes any backend's."""
+    from agents.arena import play_game
+
+    league_file = policy_zip(tmp_path / "league.npz")
+    rllib_file = policy_zip(tmp_path / "rllib.npz", meta=metadata(algorithm=RLLIB_ALGORITHM))
+    games = [play_game([make_agent(f"{spec}:path={league_file}"), make_agent("random")], seed=4).actions
+             for spec in ("league", "rllib")]
+    assert games[0] == games[1]
+    assert isinstance(make_agent(f"rllib:path={rllib_file}"), MLPPolicyAgent)
+    with pytest.raises(PolicyFileError, match="rllib.npz was not made by the league backend .algorithm 'RLlib PPO'"):
+        make_agent(f"league:path={rllib_file}")
+    assert isinstance(make_agent("champion"), MLPPolicyAgent)
 
 
 @pytest.mark.parametrize("kind", ["NaN weight", "empty file", "a .npy", "metadata a JSON list"])

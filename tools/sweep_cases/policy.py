@@ -33,7 +33,7 @@ def _header(shape: tuple[int, ...], descr: str = "<f4", data: bytes = b"") -> by
 
 
 def cases(tmp: Path) -> Iterator[Case]:
-    from agents.league_agent import CHAMPION
+    from agents.mlp_agent import CHAMPION
     from agents.policy_file import load_policy
     from agents.registry import make_agent
 
