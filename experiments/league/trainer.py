@@ -315,13 +315,13 @@ def _check_runner(runner: Runner, env: Any, config: LeagueExperiment, iteration:
 
 
 def export_policy(params: Params, path: Path, config: LeagueExperiment, timesteps: int) -> Path:
-    """The actor as a `tacocat-mlp-v1` file (`agents.league_agent` plays it with numpy)."""
-    from agents.league_agent import ALGORITHM
+    """The actor as a `tacocat-mlp-v1` file (`agents.mlp_agent` plays it with numpy)."""
+    from agents.mlp_agent import LEAGUE_ALGORITHM
     from agents.policy_file import save_policy
 
     scale = input_scale(compile_rules(config.rules_config))
     return save_policy(path, actor_layers(params, scale), activation=config.algo.activation, rules_config=config.rules_config,
-                       algorithm=ALGORITHM, experiment=config.name, seed=config.seed, timesteps=timesteps)
+                       algorithm=LEAGUE_ALGORITHM, experiment=config.name, seed=config.seed, timesteps=timesteps)
 
 
 # ---------------------------------------------------------------------------------------

@@ -125,16 +125,17 @@ def build_algo_config(config: RllibExperiment) -> Any:
 # export: the learner as a numpy policy file (no code is unpickled on load)
 # ---------------------------------------------------------------------------------------
 def export_policy(module: Any, path: Path, config: RllibExperiment, timesteps: int) -> Path:
-    """The actor MLP of a MaskedPPOModule as a `tacocat-mlp-v1` file (`agents.rllib_agent`)."""
+    """The actor MLP of a MaskedPPOModule as a `tacocat-mlp-v1` file (`agents.mlp_agent` plays it with numpy)."""
     import torch
 
+    from agents.mlp_agent import RLLIB_ALGORITHM
     from agents.policy_file import save_policy
 
     linears = [m for part in (module.encoder.actor_encoder, module.pi) for m in part.modules()
                if isinstance(m, torch.nn.Linear)]
     layers = [(layer.weight.detach().cpu().numpy(), layer.bias.detach().cpu().numpy()) for layer in linears]
     return save_policy(path, layers, activation=config.algo.activation, rules_config=config.rules_config,
-                       algorithm="RLlib PPO", experiment=config.name, seed=config.seed, timesteps=timesteps)
+                       algorithm=RLLIB_ALGORITHM, experiment=config.name, seed=config.seed, timesteps=timesteps)
 
 
 # ---------------------------------------------------------------------------------------
