@@ -389,3 +389,38 @@ def test_two_workers_share_one_study(tmp_path):
     study = run_study(setup, trials=2, workers=2, progress=False)
     finished = [t for t in study.trials if t.state == TrialState.COMPLETE]
     assert len(finished) >= 2 and len({t.params["algo.learning_rate"] for t in finished}) == len(finished)
+
+
+# ---------------------------------------------------------------------------------------
+# any backend: a study on the default one, the league
+# ---------------------------------------------------------------------------------------
+LEAGUE_SMOKE = CONFIGS / "league_smoke.yaml"
+LEAGUE_TRIAL = {"total_timesteps": 512, "eval.every": 256, "eval.deal_pairs": 2, "eval.opponents": ["random"],
+                "checkpoint_every": 256}
+LEAGUE_SPACE = {
+    "algo.learning_rate": {"type": "float", "low": 1e-4, "high": 1e-3, "log": True},
+    "league.pfsp_power": {"type": "float", "low": 0.5, "high": 3.0},
+    "league.sampling": {"type": "categorical", "choices": ["uniform", "pfsp"]},
+}
+
+
+@pytest.mark.slow  # two league trials compile twice: over 15 s on the 2-core machine
+def test_a_league_study_tunes_the_default_backend(tmp_path):
+    setup = load_tune(write_tune(tmp_path, base_config=str(LEAGUE_SMOKE), trial=LEAGUE_TRIAL, search_space=LEAGUE_SPACE))
+    study = run_study(setup, trials=2, progress=False)
+    assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 2
+    runs = [Path(t.user_attrs["run_dir"]) for t in study.trials]
+    for trial, run_dir in zip(study.trials, runs):
+        config = load_experiment(run_dir / "config.yaml")
+        assert config.backend == "league" and config.total_timesteps == 512
+        assert config.league.pfsp_power == trial.params["league.pfsp_power"]
+        assert json.loads((run_dir / "final.json").read_text())["policy"]["file"] == "policy.npz"
+        final = json.loads((run_dir / "final_eval.json").read_text())
+        assert trial.value == pytest.approx(final[0]["win_rate"])
+    best = load_experiment(tmp_path / "study" / "best_config.yaml")
+    assert best.backend == "league" and best.total_timesteps == load_experiment(LEAGUE_SMOKE).total_timesteps
+    assert "backend: league" in (tmp_path / "study" / "summary.md").read_text()
+    # compare takes league runs as it takes SB3 ones: each run's final.json names its policy
+    compared = compare_runs(runs[0], runs[1], "random", deal_pairs=3, seed=12345 + 1, progress=False)
+    assert [compared[k]["win_rate"] for k in "ab"] == pytest.approx([t.value for t in study.trials])
+    assert compared["a"]["agent"].startswith("league:path=")
