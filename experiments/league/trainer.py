@@ -188,30 +188,6 @@ class _GeneratorState(BaseModel):
     uinteger: int = Field(ge=0, lt=2**32)
 
 
-class _PoolBook(BaseModel):
-    model_config = _EXACT
-    filled: int = Field(ge=1)
-    next_slot: int = Field(ge=0)
-    games: list[Annotated[int, Field(ge=0)]]
-    wins: list[Annotated[int, Field(ge=0)]]
-
-
-class _PCG64Words(BaseModel):
-    model_config = _EXACT
-    state: int = Field(ge=0, lt=2**128)
-    inc: int = Field(ge=0, lt=2**128)
-
-
-class _GeneratorState(BaseModel):
-    """numpy's `PCG64.state` (the generator that draws the snapshots)."""
-
-    model_config = _EXACT
-    bit_generator: Literal["PCG64"]
-    state: _PCG64Words
-    has_uint32: int = Field(ge=0, le=1)
-    uinteger: int = Field(ge=0, lt=2**32)
-
-
 class LeagueState(BaseModel):
     """The league's part of a checkpoint's marker: the pool's bookkeeping and the snapshot
     generator. Read strictly (no coercion, no extra keys), then checked against the run's

@@ -31,8 +31,6 @@ class RllibConfig(_Strict):
                                      "learner plays both seats; the others are against `opponents`")
 
 
-
-
 class RllibExperiment(ExperimentBase):
     backend: Literal["rllib"] = Field(description="PPO on Ray RLlib")
     rllib: RllibConfig
