@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agents.base import Agent
 from experiments.common import checkpoints
@@ -203,18 +204,19 @@ def run_training(trainer: Trainer, config: ExperimentConfig, run_dir: Path, *, r
 # ---------------------------------------------------------------------------------------
 # a finished run's policy
 # ---------------------------------------------------------------------------------------
+class _PolicyRecord(BaseModel):
+    """final.json's `policy`, read strictly."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    agent: str
+    file: str
+    options: dict[str, bool | int | float | str]
+
+
 def run_policy(run_dir: Path) -> ExportedPolicy:
     """The final policy a finished run names in its final.json; RunDirError naming the file if
     the run is not finished or the file is not one a run writes."""
-    from pydantic import BaseModel, ConfigDict, ValidationError
-
     from experiments.common.config_files import one_line, read_small_file
-
-    class _Policy(BaseModel):
-        model_config = ConfigDict(extra="forbid", strict=True)
-        agent: str
-        file: str
-        options: dict[str, bool | int | float | str]
 
     path = Path(run_dir) / "final.json"
     if not path.is_file():
@@ -222,7 +224,7 @@ def run_policy(run_dir: Path) -> ExportedPolicy:
     text = read_small_file(path, MAX_FINAL_JSON_BYTES, "the run's final record", RunDirError)
     try:
         data = json.loads(text)
-        policy = _Policy.model_validate(data.get("policy") if isinstance(data, dict) else None)
+        policy = _PolicyRecord.model_validate(data.get("policy") if isinstance(data, dict) else None)
     except (ValueError, RecursionError) as err:
         why = one_line(err) if isinstance(err, ValidationError) else "not valid JSON"
         raise RunDirError(f"{path}: does not name the run's policy ({why})") from None
