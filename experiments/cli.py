@@ -6,6 +6,8 @@
     tacocat play --opponent planner --seat 1 --seed 7
     tacocat replay g.jsonl --game 3 --gif game3.gif
     tacocat train --config experiments/configs/ppo_vs_heuristics.yaml --seed 1 --set algo.learning_rate=1e-3
+    tacocat evaluate runs/main_s0_<stamp>            # a finished run of any backend vs the ladder
+    tacocat compare RUN_A RUN_B --opponent counter --deal-pairs 1000 --seed 2
     tacocat tune --config experiments/configs/tune_ppo.yaml --trials 20 --workers 2
 
 Also runnable as `python -m experiments.cli`. Matches and tournaments use the duplicate
@@ -378,6 +380,55 @@ def train_command(
         print_table(rows, f"{resolved.name} (seed {resolved.seed}) vs the ladder, duplicate format")
         typer.echo(f"training {trained - started:.0f} s, evaluation {time.perf_counter() - trained:.0f} s")
     typer.echo(f"run directory: {run_dir}  (learning curve: {run_dir / 'learning_curve.png'})")
+
+
+@app.command("evaluate")
+def evaluate_command(
+    run_dir: Path = typer.Argument(..., help="A finished run directory of any backend."),
+    workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=MAX_WORKERS,
+                                          help="Worker processes (default: the run's eval.workers)."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+) -> None:
+    """Evaluate a finished run's final policy against its config's eval.final (the ladder), as
+    `tacocat train --evaluate` does; writes final_eval.json and final_eval.md into the run."""
+    from experiments.common.evaluation import evaluate_run, print_table
+    from experiments.common.loop import run_policy
+    from experiments.common.run_dir import load_run_config
+
+    config = load_run_config(run_dir)
+    policy = run_policy(run_dir)
+    if workers is not None:
+        config = config.model_copy(update={"eval": config.eval.model_copy(update={"workers": workers})})
+    rows = evaluate_run(run_dir, config, progress=progress, learner=policy.spec(run_dir))
+    print_table(rows, f"{config.name} (seed {config.seed}, backend {config.backend}) vs the ladder, duplicate format")
+    typer.echo(f"wrote {run_dir / 'final_eval.json'} and {run_dir / 'final_eval.md'}")
+
+
+@app.command("compare")
+def compare_command(
+    run_a: Path = typer.Argument(..., help="A finished run directory (any backend)."),
+    run_b: Path = typer.Argument(..., help="Another finished run directory (any backend, the same rules)."),
+    opponent: str = typer.Option("counter", "--opponent", "-o", help="The agent both runs play."),
+    deal_pairs: int = typer.Option(1000, "--deal-pairs", "-n", min=1, help="Duplicate deal pairs."),
+    seed: int = typer.Option(2, "--seed", "-s", min=0, help="Match seed: both runs play the same deals."),
+    workers: int = typer.Option(1, "--workers", "-w", min=1, max=MAX_WORKERS, help="Worker processes."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for compare.json and compare.md."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+) -> None:
+    """Two runs' final policies against one opponent on the same deals: their win rates and
+    the paired interval of the difference (over deal pairs)."""
+    from experiments.common.compare import compare_runs, markdown
+
+    _check_agent(opponent, "--opponent")
+    if out is not None:
+        _check_output_dir(out, "--out")
+    result = compare_runs(run_a, run_b, opponent, deal_pairs, seed, workers, progress=progress)
+    text = markdown(result)
+    typer.echo(text, nl=False)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "compare.json").write_text(json.dumps(result, indent=2) + "\n")
+        (out / "compare.md").write_text(text)
 
 
 @app.command("tune")

@@ -372,3 +372,27 @@ def test_the_single_agent_view_is_registered_with_gymnasium():
     obs, reward, terminated, truncated, info = env.step(int(np.flatnonzero(mask)[0]))
     assert env.observation_space.contains(obs)
     assert gymnasium.spec("Tacocat-v0").kwargs["opponents"] == [("counter", 1.0)]
+
+
+def test_evaluate_and_compare_take_a_finished_run_from_the_cli(smoke_run, tmp_path):
+    from typer.testing import CliRunner
+
+    from experiments.cli import app
+
+    run_dir = tmp_path / smoke_run.name
+    import shutil
+
+    shutil.copytree(smoke_run, run_dir)
+    result = CliRunner().invoke(app, ["evaluate", str(run_dir), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads((run_dir / "final_eval.json").read_text())
+    assert [r["opponent"] for r in rows] == ["random", "highcard"] and rows[0]["deal_pairs"] == 10
+    out = tmp_path / "compare"
+    result = CliRunner().invoke(app, ["compare", str(run_dir), str(smoke_run), "--opponent", "random",
+                                      "--deal-pairs", "4", "--no-progress", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    compared = json.loads((out / "compare.json").read_text())
+    assert compared["difference_a_minus_b"] == 0 and compared["a"]["backend"] == "sb3"
+    (run_dir / "final.json").unlink()
+    result = CliRunner().invoke(app, ["evaluate", str(run_dir)])
+    assert result.exit_code != 0 and "is not a finished run" in result.output and "Traceback" not in result.output

@@ -1,20 +1,17 @@
 """Compare two trained runs (of any backends) against one opponent in the duplicate format,
 paired by deal.
 
-    python -m experiments.common.compare RUN_A RUN_B --opponent counter --deal-pairs 1000 --seed 2 \\
-        --workers 2 --out results/compare
+    tacocat compare RUN_A RUN_B --opponent counter --deal-pairs 1000 --seed 2 --workers 2 --out results/compare
 
-Both runs' final policies (each run's final.json names it: `loop.run_policy`) play the same deal pairs against the same opponent (one match seed:
-the same cards and the same opponent randomness on deal k), so the difference of their win
-rates gets a paired interval over deal pairs (`agents.stats.paired_difference_interval`),
-much tighter than two separate Wilson intervals. Writes compare.json and compare.md to --out,
-stamped with the commit, versions and ruleset hash.
+Both runs' final policies (each run's final.json names it: `loop.run_policy`) play the same
+deal pairs against the same opponent (one match seed: the same cards and the same opponent
+randomness on deal k), so the difference of their win rates gets a paired interval over deal
+pairs (`agents.stats.paired_difference_interval`), much tighter than two separate Wilson
+intervals. The result is stamped with the commit, versions and ruleset hash.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -62,39 +59,3 @@ def markdown(result: dict[str, Any]) -> str:
         f"{result['deal_pairs']} deal pairs (seed {result['seed']}): {result['verdict']}.",
         f"Commit {result['git_commit']}, ruleset {result['ruleset_hash']}.",
     ]) + "\n"
-
-
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(prog="python -m experiments.common.compare", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("run_a", type=Path)
-    parser.add_argument("run_b", type=Path)
-    parser.add_argument("--opponent", default="counter")
-    parser.add_argument("--deal-pairs", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=2)
-    parser.add_argument("--workers", type=int, default=1)
-    parser.add_argument("--out", type=Path, default=None, help="folder for compare.json and compare.md")
-    parser.add_argument("--no-progress", action="store_true")
-    args = parser.parse_args(argv)
-    from experiments.common.loop import run_policy
-    from experiments.common.run_dir import RunDirError, load_run_config
-
-    for run in (args.run_a, args.run_b):
-        try:
-            load_run_config(run)
-            run_policy(run)
-        except RunDirError as err:
-            parser.error(str(err))
-    result = compare_runs(args.run_a, args.run_b, args.opponent, args.deal_pairs, args.seed, args.workers,
-                          progress=not args.no_progress)
-    text = markdown(result)
-    print(text, end="")
-    if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "compare.json").write_text(json.dumps(result, indent=2) + "\n")
-        (args.out / "compare.md").write_text(text)
-    return result
-
-
-if __name__ == "__main__":
-    main()
