@@ -367,7 +367,18 @@ def cli_cases(tmp: Path) -> Iterator[Case]:
         ["train", "--config", f"{t}/exp_bad_agent.yaml"], ["train", "--resume", f"{t}/missing_run"],
         ["train", "--resume", f"{t}/afile"], ["train", "--resume", f"{t}/folder"],
         ["train", "--resume", f"{t}/folder", "--set", "seed=3"], ["train", "--config", str(SMOKE), "--set", "run_root=" + f"{t}/afile"],
+        ["train", "--config", str(SMOKE), "--address", "127.0.0.1:9"], ["train", "--config", str(SMOKE), "--set", "vec_env=dummy"],
+        ["evaluate"], ["evaluate", f"{t}/missing_run"], ["evaluate", f"{t}/afile"], ["evaluate", f"{t}/folder"],
+        ["evaluate", f"{t}/fake_run"], ["evaluate", f"{t}/fake_run", "--workers", "0"],
+        ["compare", f"{t}/fake_run"], ["compare", f"{t}/fake_run", f"{t}/folder"],
+        ["compare", f"{t}/fake_run", f"{t}/fake_run", "--opponent", "nope"],
+        ["compare", f"{t}/fake_run", f"{t}/fake_run", "--deal-pairs", "0"],
+        ["compare", f"{t}/fake_run", f"{t}/fake_run", "--out", f"{t}/afile"],
     ]
+    fake = tmp / "fake_run"  # a run directory whose final.json names a policy file outside it
+    fake.mkdir(exist_ok=True)
+    (fake / "config.yaml").write_text(SMOKE.read_text())
+    (fake / "final.json").write_text('{"policy": {"agent": "ppo", "file": "../afile", "options": {}}}')
 
     for args in commands:
         yield Case("cli", "tacocat " + " ".join(a.replace(t, "$TMP") for a in args), lambda a=args: run_cli(a),

@@ -56,7 +56,7 @@ def load_run_config(run_dir: Path) -> ExperimentConfig:
     if not run_dir.exists():
         raise RunDirError(f"run directory {run_dir} does not exist")
     if not run_dir.is_dir():
-        raise RunDirError(f"{run_dir} is a file; --resume needs a run directory")
+        raise RunDirError(f"{run_dir} is a file, not a run directory")
     path = run_dir / "config.yaml"
     if not path.is_file():
         raise RunDirError(f"{run_dir} is not a run directory (no config.yaml)")
