@@ -1,5 +1,6 @@
-"""The training backends: `backend:` in a config names a subpackage of `experiments` whose
-`trainer` module gives `session(config, address)` (a context manager yielding what run.json
+"""The training backends: `backend:` in a config names a subpackage of `experiments`, whose
+fields sit in the config's section of the same name (`experiments.common.config` lists their
+config types) and whose `trainer` module gives `session(config, address)` (a context manager yielding what run.json
 adds) and `make_trainer(config, run_dir)` (an `experiments.common.loop.Trainer`). Imported only
 when chosen, so a league run imports neither torch nor Ray. docs/CONTRIBUTING.md says how to
 add one.

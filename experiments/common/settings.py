@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from experiments.common.backends import BACKENDS
 from tacocat_env.config import RulesConfig
 
 #: an experiment name is one path component of letters, digits, '_', '-' and '.', so that the
@@ -44,8 +45,6 @@ MAX_CONFIG_BYTES = 1 << 20
 MAX_BASE_DEPTH = 16
 #: the folder of the shipped experiment configs: a `base_config` may point into it
 CONFIGS_DIR = Path(__file__).resolve().parents[1] / "configs"
-#: the backends, each with a section of its own named after it (`sb3:`, `rllib:`, `league:`)
-BACKEND_SECTIONS = ("sb3", "rllib", "league")
 #: top-level fields of configs written before the backend sections, and where they live now
 MOVED_FIELDS = {"vec_env": "sb3.vec_env", "device": "sb3.device", "selfplay": "sb3.selfplay",
                 "torch_threads": "sb3.torch_threads (with backend: rllib, rllib.torch_threads)"}
@@ -162,12 +161,12 @@ class ExperimentBase(_Strict):
                 if name in data:
                     raise ValueError(f"{name}: this field moved into the backend's section: {place}")
             backend = data.get("backend")
-            for section in BACKEND_SECTIONS:
+            for section in BACKENDS:  # each backend's section is named after it
                 if data.get(section) is not None and section != backend:
                     raise ValueError(f"the `{section}` section only applies with backend: {section} "
                                      f"(this config's backend is {backend})")
             # an empty section of another backend (`league: null`) says nothing: dropped
-            return {k: v for k, v in data.items() if not (k in BACKEND_SECTIONS and k != backend and v is None)}
+            return {k: v for k, v in data.items() if not (k in BACKENDS and k != backend and v is None)}
         return data
 
     @field_validator("rules")
