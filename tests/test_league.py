@@ -407,3 +407,12 @@ def test_anneal_lr_decays_the_learning_rate_to_zero_over_the_run() -> None:
         updates, state = optimizer.update({"w": jnp.ones(3)}, state, params)
         sizes.append(float(jnp.abs(updates["w"]).max()))
     assert sizes[0] > sizes[1] > sizes[2] > sizes[3] > 0 and sizes[4] == 0
+
+
+@pytest.mark.parametrize("agent", ["league", "rllib"])
+def test_a_policy_file_opponent_for_other_rules_is_refused_at_validation(smoke_run: Path, agent: str) -> None:
+    spec = f"{agent}:path={smoke_run / 'policy.npz'}"
+    load_experiment(ROOT / "experiments" / "configs" / "smoke.yaml", overrides=[f"opponents=[{{agent: '{spec}'}}]"])
+    with pytest.raises(ValidationError, match="opponents: .* was trained for ruleset"):
+        load_experiment(ROOT / "experiments" / "configs" / "smoke.yaml",
+                        overrides=[f"opponents=[{{agent: '{spec}'}}]", "rules.max_rounds=30"])

@@ -177,14 +177,14 @@ class ExperimentBase(_Strict):
 
     @model_validator(mode="after")
     def _models_fit_the_rules(self) -> ExperimentBase:
-        """A trained opponent (`ppo:path=...`) must have been trained for these rules."""
+        """A trained opponent (`ppo:path=...`, `league:`, `rllib:`) must have been trained for these rules."""
         from agents.registry import make_agent
 
         fields = [("opponents", o.agent) for o in self.opponents] + [("eval.opponents", a) for a in self.eval.opponents]
         fields += [("eval.final", f.agent) for f in self.eval.final]
         ruleset = self.rules_config.ruleset_hash()
         for field, spec in fields:
-            if spec.split(":", 1)[0].strip() in ("ppo", "league"):
+            if spec.split(":", 1)[0].strip() in ("ppo", "league", "rllib"):
                 agent = make_agent(spec)
                 try:
                     agent.check_ruleset(ruleset)  # type: ignore[attr-defined]

@@ -7,7 +7,7 @@ and reward, and `__all__` is done. Observations are
 `{"observations": float32 vector, "action_mask": 0/1 vector}` (the action-masking RLModule reads
 the mask) and, when fixed opponents are configured, `"opponent_actions"`: for each opponent spec,
 the action that agent chooses from the acting player's `AgentInput` (its own cards and public
-information only, R7.3). A fixed-opponent module (`experiments.rllib_module.FixedAgentModule`)
+information only, R7.3). A fixed-opponent module (`experiments.rllib.module.FixedAgentModule`)
 plays that column; the learner's module never reads it.
 
 Every action is checked against the mask before it reaches the game: `actions_sent` and

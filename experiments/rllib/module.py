@@ -6,7 +6,7 @@
   inference and training), so a masked action has probability zero.
 * `FixedAgentModule`: a module that is never trained. It plays the action that one of the
   project's agents (`make_agent(spec)`) chose from what its player may know; the env adapter
-  (`experiments.rllib_env`) asks the agent and passes the choice in `opponent_actions`.
+  (`experiments.rllib.env`) asks the agent and passes the choice in `opponent_actions`.
 """
 
 from __future__ import annotations

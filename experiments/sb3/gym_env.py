@@ -6,9 +6,9 @@ learner's own (+1/-1 at the end of the game, optional round shaping), never the 
 `action_masks()` exposes the learner's legal actions for sb3-contrib's MaskablePPO.
 
 Importing this module registers it with Gymnasium as `Tacocat-v0` (default opponent: `counter`),
-so tools that build envs by id (RL Baselines3 Zoo's `--gym-packages experiments.gym_env`) work::
+so tools that build envs by id (RL Baselines3 Zoo's `--gym-packages experiments.sb3.gym_env`) work::
 
-    env = gymnasium.make("experiments.gym_env:Tacocat-v0", opponents=[("planner", 1.0)])
+    env = gymnasium.make("experiments.sb3.gym_env:Tacocat-v0", opponents=[("planner", 1.0)])
 """
 
 from __future__ import annotations

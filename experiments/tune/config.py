@@ -22,7 +22,7 @@ from experiments.common.config import ExperimentConfig, parse_experiment
 from experiments.common.config_files import one_line, parse_config_file, read_experiment, set_field
 from experiments.common.settings import NAME_PATTERN
 
-#: experiment fields that `tacocat tune` sets in every trial (experiments.tune's
+#: experiment fields that `tacocat tune` sets in every trial (experiments.tune.study's
 #: `Objective.trial_config`): the trial's name, its run directory under the study's trials/
 #: folder and its final evaluation (the objective's matches); a value for them in the search
 #: space or the trial overrides would be overwritten, so it is refused

@@ -1,12 +1,12 @@
-"""`tacocat tune`: Optuna hyperparameter search over a `tacocat train` experiment.
+"""`tacocat tune`: Optuna hyperparameter search over a `tacocat train` experiment of any backend.
 
-    tacocat tune --config experiments/configs/tune_ppo.yaml --trials 20 [--storage URL]
+    tacocat tune --config experiments/configs/tune_league.yaml --trials 8 [--storage URL]
                  [--study NAME] [--workers K]
 
-Each trial is one `train()` run (its own run directory with config, seed, versions and ruleset
-hash) at the budget the tune file sets, then a duplicate-format evaluation of its final model
-against the run's `eval.opponents` (`objective.deal_pairs` deal pairs each, the same deals for
-every trial); the objective is the mean win rate. The training-time evaluations are reported
+Each trial is one run of the run loop (`experiments.common.loop.train`: its own run directory
+with config, seed, versions and ruleset hash) at the budget the tune file sets, then a
+duplicate-format evaluation of its final policy against the run's `eval.opponents`
+(`objective.deal_pairs` deal pairs each, the same deals for every trial); the objective is the mean win rate. The training-time evaluations are reported
 as intermediate values (step = timesteps) so the pruner (median or Hyperband) can stop a poor
 trial early. The sampler is TPE.
 
@@ -178,7 +178,7 @@ class Objective:
         final evaluation = the objective's matches."""
         tune = self.setup.tune
         config = self.setup.experiment(params)
-        per_trial = {  # tune_config.PER_TRIAL_FIELDS: the fields a tune file may not set
+        per_trial = {  # tune.config.PER_TRIAL_FIELDS: the fields a tune file may not set
             "name": f"{config.name}_trial{number:04d}", "run_root": str(tune.directory / "trials"),
             "eval.final": [{"agent": agent, "deal_pairs": tune.objective.deal_pairs} for agent in config.eval.opponents],
             "eval.workers": tune.objective.workers,
