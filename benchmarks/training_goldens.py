@@ -1,5 +1,6 @@
 """Golden training runs: fingerprints of short fixed-seed runs of every deterministic backend,
-stored in `tests/data/training_golden.json` and compared by `tests/test_training_golden.py`.
+stored in `tests/data/training_golden.json` and compared by `tests/test_training_golden.py`
+(all but the minutes-long `league_main_3_iterations`, which this command checks).
 A refactor of the trainers must leave them as they are: the same weights (SHA-256 of every
 array of the exported policy), the same per-iteration losses and the same evaluation win rates.
 
