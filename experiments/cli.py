@@ -392,7 +392,7 @@ def evaluate_command(
     """Evaluate a finished run's final policy against its config's eval.final (the ladder), as
     `tacocat train --evaluate` does; writes final_eval.json and final_eval.md into the run."""
     from experiments.common.evaluation import evaluate_run, print_table
-    from experiments.common.loop import run_policy
+    from experiments.common.policy import run_policy
     from experiments.common.run_dir import load_run_config
 
     config = load_run_config(run_dir)

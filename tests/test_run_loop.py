@@ -13,7 +13,8 @@ import pytest
 
 from experiments.common import checkpoints
 from experiments.common.config import load_experiment
-from experiments.common.loop import ExportedPolicy, run_policy, run_training
+from experiments.common.loop import run_training
+from experiments.common.policy import ExportedPolicy, run_policy
 from experiments.common.run_dir import RunDirError
 
 ROOT = Path(__file__).resolve().parents[1]

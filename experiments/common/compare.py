@@ -21,7 +21,7 @@ def compare_runs(run_a: Path, run_b: Path, opponent: str, deal_pairs: int, seed:
     """Win rates of both runs' final policies against `opponent` and their paired difference."""
     from agents.evaluation import match
     from agents.stats import paired_difference_interval
-    from experiments.common.loop import run_policy
+    from experiments.common.policy import run_policy
     from experiments.common.run_dir import load_run_config
     from tacocat_env.stamp import stamp
 

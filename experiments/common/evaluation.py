@@ -34,13 +34,13 @@ def evaluate_during_training(learner: Agent | str, config: ExperimentConfig, tim
 
 def evaluate_run(run_dir: Path, config: ExperimentConfig, progress: bool = True,
                  learner: str | None = None) -> list[dict[str, Any]]:
-    """Duplicate matches of the run's final policy (`loop.run_policy`; or of the agent spec
+    """Duplicate matches of the run's final policy (`experiments.common.policy.run_policy`; or of the agent spec
     `learner`) against every `eval.final` opponent.
 
     Writes final_eval.json and final_eval.md into the run directory and returns the rows.
     """
     from agents.evaluation import match
-    from experiments.common.loop import run_policy
+    from experiments.common.policy import run_policy
 
     learner = learner or run_policy(run_dir).spec(run_dir)
     rows = []

@@ -8,7 +8,7 @@ each; every `eval.every` timesteps a duplicate-format evaluation against `eval.o
 (eval.csv, the best policy so far kept as the backend's best file, a listener that may stop
 the run: `tacocat tune` prunes with it); every `checkpoint_every` timesteps a checkpoint
 (`experiments.common.checkpoints`) -> the final policy, learning_curve.png and final.json,
-which names the policy (`run_policy`).
+which names the policy (`experiments.common.policy.run_policy`).
 
 A backend is a subpackage with a `trainer` module (`experiments.common.backends`) that gives
 `session(config, address)` and `make_trainer(config, run_dir)`; the trainer does one thing
@@ -21,12 +21,11 @@ import contextlib
 import json
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agents.base import Agent
 from experiments.common import checkpoints
@@ -34,27 +33,17 @@ from experiments.common.backends import trainer_module
 from experiments.common.config import ExperimentConfig
 from experiments.common.evaluation import EVAL_FIELDS, evaluate_during_training
 from experiments.common.logs import ScalarWriter, append_rows, truncate_rows
-from experiments.common.run_dir import RunDirError, config_hash, new_run_dir, resume_config, run_metadata
+from experiments.common.policy import ExportedPolicy
+from experiments.common.run_dir import (
+    config_hash,
+    new_run_dir,
+    resume_config,
+    run_metadata,
+)
 
 #: called after each evaluation with (timesteps, mean win rate over `eval.opponents`);
 #: returning False stops training there (`tacocat tune` prunes trials with it)
 EvaluationListener = Callable[[int, float], bool]
-#: final.json is read only up to this size
-MAX_FINAL_JSON_BYTES = 1 << 16
-
-
-@dataclass(frozen=True)
-class ExportedPolicy:
-    """A policy file a trainer wrote into its run directory, and the agent that plays it."""
-
-    agent: str  # the agent name in `agents.registry` (`ppo`, `league`, `rllib`)
-    file: str  # the file's name, relative to the run directory
-    options: dict[str, Any] = field(default_factory=dict)  # other options of the agent spec
-
-    def spec(self, run_dir: Path) -> str:
-        from agents.registry import format_spec
-
-        return format_spec(self.agent, path=str(Path(run_dir).resolve() / self.file), **self.options)
 
 
 class Trainer(Protocol):
@@ -199,38 +188,6 @@ def run_training(trainer: Trainer, config: ExperimentConfig, run_dir: Path, *, r
         bar.close()
         writer.close()
     return TrainedRun(run_dir, policy, stopped)
-
-
-# ---------------------------------------------------------------------------------------
-# a finished run's policy
-# ---------------------------------------------------------------------------------------
-class _PolicyRecord(BaseModel):
-    """final.json's `policy`, read strictly."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-    agent: str
-    file: str
-    options: dict[str, bool | int | float | str]
-
-
-def run_policy(run_dir: Path) -> ExportedPolicy:
-    """The final policy a finished run names in its final.json; RunDirError naming the file if
-    the run is not finished or the file is not one a run writes."""
-    from experiments.common.config_files import one_line, read_small_file
-
-    path = Path(run_dir) / "final.json"
-    if not path.is_file():
-        raise RunDirError(f"{run_dir} is not a finished run (no final.json)")
-    text = read_small_file(path, MAX_FINAL_JSON_BYTES, "the run's final record", RunDirError)
-    try:
-        data = json.loads(text)
-        policy = _PolicyRecord.model_validate(data.get("policy") if isinstance(data, dict) else None)
-    except (ValueError, RecursionError) as err:
-        why = one_line(err) if isinstance(err, ValidationError) else "not valid JSON"
-        raise RunDirError(f"{path}: does not name the run's policy ({why})") from None
-    if Path(policy.file).name != policy.file or not (Path(run_dir) / policy.file).is_file():
-        raise RunDirError(f"{path}: its policy file {policy.file!r} is not a file of the run directory")
-    return ExportedPolicy(policy.agent, policy.file, dict(policy.options))
 
 
 @contextlib.contextmanager

@@ -36,7 +36,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from experiments.common.checkpoints import CheckpointMarker
 from experiments.common.config_files import one_line
-from experiments.common.loop import ExportedPolicy, no_session
+from experiments.common.loop import no_session
+from experiments.common.policy import ExportedPolicy
 from experiments.common.run_dir import RunDirError
 from experiments.league.config import LeagueExperiment
 from experiments.league.heuristics import make_heuristic

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from experiments.common.checkpoints import CheckpointMarker
-from experiments.common.loop import ExportedPolicy
+from experiments.common.policy import ExportedPolicy
 from experiments.rllib.config import RllibConfig, RllibExperiment
 from experiments.rllib.ray_runtime import (
     RllibSetupError,

@@ -13,6 +13,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from experiments.common.loop import Every
 from experiments.common.run_dir import RunDirError
 from experiments.sb3.config import SB3Experiment
+from experiments.sb3.model_files import save_model
 
 #: a snapshot file, relative to the run directory
 SNAPSHOT_NAME = re.compile(r"snapshots/snapshot_(0|[1-9][0-9]{0,17})\.zip")
@@ -55,8 +56,6 @@ class SelfPlayCallback(BaseCallback):
             env.env_method("add_opponent", self.spec(snapshot), self.settings.weight)
 
     def _on_step(self) -> bool:
-        from experiments.sb3.trainer import save_model
-
         if self.timer.due(self.num_timesteps):
             path = self.dir / f"snapshot_{self.num_timesteps}.zip"
             save_model(self.model, path, self.config)

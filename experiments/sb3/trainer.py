@@ -21,10 +21,12 @@ import numpy as np
 
 from agents.base import Agent
 from experiments.common.checkpoints import CheckpointMarker
-from experiments.common.loop import ExportedPolicy, no_session
+from experiments.common.loop import no_session
+from experiments.common.policy import ExportedPolicy
 from experiments.common.run_dir import RunDirError
 from experiments.sb3.config import SB3Experiment
 from experiments.sb3.gym_env import make_env_fn
+from experiments.sb3.model_files import save_model
 
 MODEL = "model.zip"
 STATE = "state.json"
@@ -74,32 +76,6 @@ def make_model(config: SB3Experiment, env: Any) -> Any:
     )
     model.set_logger(Logger(None, []))  # the run loop logs; SB3's logger only collects the update's values
     return model
-
-
-def model_metadata(config: SB3Experiment, timesteps: int) -> dict[str, Any]:
-    from tacocat_env.observation import ObservationLayout
-    from tacocat_env.ruleset import compile_rules
-
-    rules = compile_rules(config.rules_config)
-    return {
-        "ruleset_hash": rules.hash,
-        "rules": config.rules_config.canonical_dict(),
-        "observation_size": ObservationLayout(rules).size,
-        "n_actions": rules.codec.size,
-        "algorithm": "MaskablePPO",
-        "experiment": config.name,
-        "seed": config.seed,
-        "timesteps": timesteps,
-        # the architecture lets `agents.trained.load_policy` rebuild the network without unpickling
-        "policy": {"net_arch": list(config.algo.net_arch), "activation": config.algo.activation},
-    }
-
-
-def save_model(model: Any, path: Path, config: SB3Experiment) -> None:
-    from agents.trained import write_metadata
-
-    model.save(path)
-    write_metadata(path, model_metadata(config, int(model.num_timesteps)))
 
 
 # ---------------------------------------------------------------------------------------
