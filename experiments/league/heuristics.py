@@ -37,6 +37,7 @@ import numpy as np
 from agents.heuristic import CardCounterAgent
 from experiments.league.mixture import NotPortedError, check_ported
 from tacocat_env.actions import MoveKind
+from tacocat_env.batch import xla
 from tacocat_env.config import RulesConfig
 from tacocat_env.observation import ObservationLayout
 from tacocat_env.ruleset import Ruleset, compile_rules
@@ -189,38 +190,15 @@ def _where_needed(rules: Ruleset, samples: int) -> Callable[..., jax.Array]:
     """`forced(needed, key, unseen, size, floor, ids) -> (K,)`: the sacrifices each attack of
     `ids` forces, summed over `samples` sampled opponent hands. Under `vmap` only the rows that
     need it (`needed`: about one position in fourteen, half that in training, where the
-    learner's rows ask for nothing) are computed while they fit an eighth of the batch: they are
-    packed into a buffer, computed, and scattered back (the others get 0, which no caller reads);
-    a step with more falls back to every row. Each row depends on its own key only, so both
-    ways agree."""
+    learner's rows ask for nothing) are computed while they fit an eighth of the batch, at least
+    16 rows (`xla.packed_rows`; the others may get 0, which no caller reads). Each row depends
+    on its own key only, so both ways agree."""
     sample_hands, sacrifices = opponent_hand_sampler(rules, samples), attack_sacrifices(rules)
 
     def one(key: jax.Array, unseen: jax.Array, size: jax.Array, floor: jax.Array, ids: jax.Array) -> jax.Array:
         return sacrifices(sample_hands(key, unseen, size, floor), ids).sum(axis=0)
 
-    @jax.custom_batching.custom_vmap
-    def forced(needed: jax.Array, *args: jax.Array) -> jax.Array:
-        return one(*args)
-
-    @forced.def_vmap
-    def forced_batch(size: int, batched: list[bool], needed: jax.Array, *args: jax.Array) -> tuple[jax.Array, bool]:
-        args = tuple(x if b else jnp.broadcast_to(x, (size, *x.shape)) for x, b in zip(args, batched[1:]))
-        needed = needed if batched[0] else jnp.broadcast_to(needed, (size,))
-        every = jax.vmap(one)
-        room = max(16, size // 8)
-        if room >= size:
-            return every(*args), True
-        position = jnp.cumsum(needed.astype(jnp.int32)) - 1  # the i-th needing row goes to slot i
-        rows = jnp.full(room, size, jnp.int32).at[jnp.where(needed, position, room)].set(
-            jnp.arange(size, dtype=jnp.int32), mode="drop")
-
-        def needed_only(*args: jax.Array) -> jax.Array:
-            out = every(*(x[jnp.minimum(rows, size - 1)] for x in args))
-            return jnp.zeros((size, out.shape[1]), out.dtype).at[rows].set(out, mode="drop")
-
-        return jax.lax.cond(jnp.sum(needed) <= room, needed_only, every, *args), True
-
-    return forced
+    return xla.packed_rows(one, room=lambda size: max(16, size // 8))
 
 
 def opponent_hand_sampler(rules: Ruleset, samples: int) -> Callable[..., jax.Array]:
@@ -260,19 +238,17 @@ def attack_sacrifices(rules: Ruleset) -> Callable[[jax.Array, jax.Array], jax.Ar
     values = jnp.arange(n_values)
 
     def count(hands: jax.Array, actions: jax.Array) -> jax.Array:
-        # one (H, K) array per value, unrolled: XLA:CPU is slow at short reductions (argmax
-        # over V) and fuses these elementwise chains into one loop
+        # one (H, K) array per value: the searches over values are `xla.first_where` (on
+        # XLA:CPU chains of selects, fused into one loop; there an argmax over V is slow)
         targets = cards_j[actions]  # (K, longest)
         hand = [jnp.broadcast_to(hands[:, v, None], (hands.shape[0], actions.shape[0])) for v in range(n_values)]
         forced = jnp.zeros(hand[0].shape, jnp.int32)
         for i in range(longest):
             target = targets[None, :, i]  # (1, K)
-            keeper = jnp.full(hand[0].shape, n_values, jnp.int32)
-            for v in reversed(range(n_values)):
-                keeper = jnp.where(hand[v] > 0, v, keeper)
-            card = keeper  # the smallest card >= target that is not the keeper, else the keeper
-            for v in reversed(range(n_values)):
-                card = jnp.where((v >= target) & (hand[v] > 0) & ((keeper != v) | (hand[v] > 1)), v, card)
+            keeper = xla.first_where(lambda v: hand[v] > 0, n_values, jnp.full(hand[0].shape, n_values, jnp.int32))
+            # the smallest card >= target that is not the keeper, else the keeper
+            card = xla.first_where(lambda v: (v >= target) & (hand[v] > 0) & ((keeper != v) | (hand[v] > 1)),
+                                   n_values, keeper)
             valid = target >= 0
             forced += (valid & (card == keeper) & (keeper < target)).astype(jnp.int32)
             hand = [h - (valid & (card == v)).astype(jnp.int32) for v, h in enumerate(hand)]

@@ -8,7 +8,9 @@ engine (`tacocat_env/engine.py`, `tacocat_env/observation.py`) it mirrors.
 Written for `vmap`: a vmapped step computes every branch for every game, so `step` is one
 straight pass that updates each field once, gated by the action's kind (no `lax.switch` over
 whole states, no per-branch copies of the state), and a step deals at most once: a new round
-(R6.4) and, in `step(..., autoreset=True)`, the next game share one shuffle.
+(R6.4) and, in `step(..., autoreset=True)`, the next game share one shuffle. The backend-specific
+work-arounds (short reductions and look-ups unrolled, values computed once, shuffles for the
+dealing games only) are `tacocat_env.batch.xla`'s helpers, in their XLA:CPU or plain form.
 
 The deck is shuffled once per round (R2.2, R6.4) and drawn from the top, as the reference
 does. A shuffle is a permutation `rank` of the card slots (`Tables.deck_cards`): the card in
@@ -23,6 +25,7 @@ Randomness comes from the key passed to `init`/`step`; the engine keeps no key o
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable
 
 import jax
@@ -30,6 +33,7 @@ import jax.numpy as jnp
 from pgx._src.struct import dataclass
 from pgx.core import State as PgxState
 
+from tacocat_env.batch import xla
 from tacocat_env.batch.tables import ATTACK, DEFEND, DUEL, NONE, REPLACE, SACRIFICE, STOP, VOID, Tables
 
 # phases, as tacocat_env.engine.Phase
@@ -96,29 +100,12 @@ def _one_hot(index: jax.Array, size: int) -> jax.Array:
 def _counts(cards: jax.Array, valid: jax.Array, n_values: int) -> jax.Array:
     """Count per value index of the `cards` whose `valid` flag is set."""
     values = jnp.arange(n_values, dtype=_I32)
-    return _total([((values == cards[i]) & valid[i]).astype(_I32) for i in range(cards.shape[0])])
+    return xla.total([((values == cards[i]) & valid[i]).astype(_I32) for i in range(cards.shape[0])])
 
 
 def _lowest(hand: jax.Array) -> jax.Array:
-    """Index of the lowest held value (hand non-empty), unrolled as `_total`."""
-    lowest = jnp.int32(hand.shape[0] - 1)
-    for value in range(hand.shape[0] - 2, -1, -1):
-        lowest = jnp.where(hand[value] > 0, value, lowest)
-    return lowest
-
-
-def _seat(pair: jax.Array, player: jax.Array) -> jax.Array:
-    """`pair[player]` for a per-seat field, by a select (a vmapped gather is a slow loop on XLA:CPU)."""
-    return jnp.where(player == 0, pair[0], pair[1])
-
-
-def _entry(table: jax.Array, index: jax.Array) -> jax.Array:
-    """`table[index]` of a short vector (index clipped to its range), by unrolled selects."""
-    table = jnp.asarray(table)
-    entry = table[0]
-    for i in range(1, table.shape[0]):
-        entry = jnp.where(index >= i, table[i], entry)
-    return entry
+    """Index of the lowest held value (the last index for an empty hand, which no caller reads)."""
+    return xla.first_where(lambda value: hand[value] > 0, hand.shape[0])
 
 
 def _cards_ranked(t: Tables, rank: jax.Array, low: jax.Array, high: jax.Array) -> jax.Array:
@@ -130,34 +117,27 @@ def _cards_ranked(t: Tables, rank: jax.Array, low: jax.Array, high: jax.Array) -
 
 def _shuffle(t: Tables, key: jax.Array, deal: jax.Array, half: jax.Array | None = None) -> jax.Array:
     """A random permutation of the card slots as ranks (R2.2), for a game that deals in this
-    step (`deal`); the result is not used otherwise. Under `vmap`, only the dealing games of
-    the batch are shuffled (see `_shuffler`). With `half` (0 or 1), the shuffle is that of
-    `jax.random.split(key)[half]`, the split computed for the dealing games only."""
+    step (`deal`); the result is not used otherwise. With `half` (0 or 1), the shuffle is that
+    of `jax.random.split(key)[half]`. Under `vmap` on XLA:CPU, only the dealing games of the
+    batch are shuffled, the split included (see `_shuffler`)."""
     if half is None:
-        return _shuffler(t.deck_size, None)(_key_words(key), deal, jnp.int32(0))
+        return _shuffler(t.deck_size, None)(deal, _key_words(key), jnp.int32(0))
     impl = str(jax.random.key_impl(key)) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else "threefry2x32"
-    return _shuffler(t.deck_size, impl)(_key_words(key), deal, half)
+    return _shuffler(t.deck_size, impl)(deal, _key_words(key), half)
 
 
 def _ranks(words: jax.Array, n: int) -> jax.Array:
     """The shuffle of `n` slots from a key's words: the rank of a slot is the number of slots
-    with a lower sort key (`_sort_keys`), counted by one comparison per slot, unrolled
-    (XLA:CPU vectorises elementwise operations well and small reductions badly)."""
-    keys = _sort_keys(words, n)
-    rank = jnp.zeros(n, _I32)
-    for slot in range(n):
-        rank = rank + (keys[slot] < keys)
-    return rank
+    with a lower sort key (`xla.sort_keys`, distinct, so the ranks are a permutation)."""
+    return xla.ranks(xla.sort_keys(words, n))
 
 
 @functools.cache
 def _shuffler(n: int, split_impl: str | None) -> Callable[..., jax.Array]:
-    """`_ranks`, with a vmap rule that shuffles only the rows that deal.
-
-    A vmapped function computes every row, and a round starts in about one step in ten, so
-    the rule gathers the dealing rows into a buffer of a quarter of the batch, shuffles
-    those, and scatters them back; a step where more rows deal shuffles them all. Each row's
-    shuffle depends on its own key only, so both ways give the same games.
+    """`shuffle(deal, words, half)`: `_ranks`, which `xla.packed_rows`' XLA:CPU form computes
+    under `vmap` for the rows that deal only (a round starts in about one step in ten), in a
+    buffer of a quarter of the batch from 64 rows on. Each row's shuffle depends on its own key
+    only, so the games are the same either way.
 
     With `split_impl` (a PRNG implementation's name), it shuffles from
     `jax.random.split(key)[half]` (pgx's auto-reset splits every step's key; the split's
@@ -168,56 +148,13 @@ def _shuffler(n: int, split_impl: str | None) -> Callable[..., jax.Array]:
             words = _key_words(jax.random.split(jax.random.wrap_key_data(words, impl=split_impl))[half])
         return _ranks(words, n)
 
-    @jax.custom_batching.custom_vmap
-    def shuffle(words: jax.Array, deal: jax.Array, half: jax.Array) -> jax.Array:
-        return ranks(words, half)
-
-    @shuffle.def_vmap
-    def shuffle_batch(size: int, batched: list[bool], words: jax.Array, deal: jax.Array,
-                      half: jax.Array) -> tuple[jax.Array, bool]:
-        words, deal, half = (x if b else jnp.broadcast_to(x, (size, *x.shape))
-                             for x, b in zip((words, deal, half), batched))
-        every = jax.vmap(ranks)
-        room = size // 4
-        if room < 16:
-            return every(words, half), True
-        # the i-th dealing row goes to slot i of the buffer (positions by a running count)
-        position = jax.lax.associative_scan(jnp.add, deal.astype(_I32)) - 1
-        rows = jnp.full(room, size, _I32).at[jnp.where(deal, position, room)].set(
-            jnp.arange(size, dtype=_I32), mode="drop")
-
-        def dealing_only(words: jax.Array, half: jax.Array) -> jax.Array:
-            picked = jnp.minimum(rows, size - 1)
-            return jnp.zeros((size, n), _I32).at[rows].set(every(words[picked], half[picked]), mode="drop")
-
-        return jax.lax.cond(jnp.sum(deal) <= room, dealing_only, every, words, half), True
-
-    return shuffle
+    return xla.packed_rows(ranks, room=lambda size: size // 4 if size >= 64 else size)
 
 
 def _key_words(key: jax.Array) -> jax.Array:
     """The uint32 words of a PRNG key (typed or raw)."""
     words = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
     return words.reshape(-1).astype(jnp.uint32)
-
-
-def _sort_keys(words: jax.Array, n: int) -> jax.Array:
-    """`n` distinct pseudo-random uint32 sort keys from a PRNG key's words (a counter-based
-    generator: the slot index hashed with the words by murmur3's 32-bit finaliser, a
-    bijection, so the keys of one shuffle never tie). `jax.random.bits` would run threefry
-    for every key, which cost five times the rest of a step; the key's own words are threefry
-    output already."""
-    h = jnp.arange(n, dtype=jnp.uint32) * jnp.uint32(0x9E3779B9)
-    for i in range(words.shape[0]):
-        h = _fmix32(h ^ words[i])
-    return _fmix32(h)
-
-
-def _fmix32(h: jax.Array) -> jax.Array:
-    """murmur3's finaliser: a bijection of uint32 with full avalanche."""
-    h = (h ^ (h >> 16)) * jnp.uint32(0x85EBCA6B)
-    h = (h ^ (h >> 13)) * jnp.uint32(0xC2B2AE35)
-    return h ^ (h >> 16)
 
 
 def pile_counts(t: Tables, state: State) -> jax.Array:
@@ -253,11 +190,11 @@ def _deal(t: Tables, state: State, deal: jax.Array, new_game: jax.Array, key: ja
     after resetting the board for a new game where `new_game` (R2.1). Opens the replace step.
     With `half`, the shuffle comes from `jax.random.split(key)[half]` (see `step`)."""
     start = jnp.where(new_game, jnp.int32(t.centre), state.space)
-    size = _entry(t.board, start)
+    size = xla.lookup(t.board, start)
     rank = _shuffle(t, key, deal, half)
     # player_0 is dealt the first `size` cards, then player_1 (engine._start_round)
     dealt = _cards_ranked(t, rank, jnp.stack([0, size]), jnp.stack([size, 2 * size]))
-    arrow = _entry(t.arrows, start)
+    arrow = xla.lookup(t.arrows, start)
     both = arrow == NONE  # R4.1 two arrows: both replace, player_0 asked first
     seats = jnp.arange(2, dtype=_I32)
     cap = jnp.where(both | (seats == arrow), size, 0).astype(_I32)  # R4.2: the second's cap is set later
@@ -299,21 +236,20 @@ def legal_mask(t: Tables, state: State) -> jax.Array:
     """(N,) bool: the legal actions of the player to act; all true once the game is over.
 
     Built block by block in the action codec's order (replace V, stop, duel V, attacks,
-    defend V, sacrifice; `tables.check_codec_layout`), with the small reductions unrolled."""
+    defend V, sacrifice; `tables.check_codec_layout`)."""
     player = state.current_player
     phase = state.phase
-    hand = _seat(state.hands, player)
+    hand = xla.by_seat(state.hands, player)
     held = hand > 0
-    room = jnp.where(player == 0, state.replace_cap[0] - _total(state.set_aside[0]),
-                     state.replace_cap[1] - _total(state.set_aside[1]))
+    room = jnp.where(player == 0, state.replace_cap[0] - xla.total(state.set_aside[0]),
+                     state.replace_cap[1] - xla.total(state.set_aside[1]))
     replacing = phase == P_REPLACE
     # R5.3/R5.4: an attack needs its cards in hand and leaves the attacker one card
     need = jnp.asarray(t.attack_counts[t.kind == ATTACK])
-    attack = jnp.asarray(t.attack_len[t.kind == ATTACK]) <= _total(hand) - 1
-    for value in range(t.n_values):
-        attack = attack & (hand[value] >= need[:, value])
+    attack = xla.all_true(itertools.chain([jnp.asarray(t.attack_len[t.kind == ATTACK]) <= xla.total(hand) - 1],
+                                          (hand[value] >= need[:, value] for value in range(t.n_values))))
     answering = phase == P_ANSWER
-    current = _entry(state.attack, state.answers_len)
+    current = xla.lookup(state.attack, state.answers_len)
     blocks = [
         held & (room > 0) & replacing, replacing[None],                  # R4.1-R4.3
         held & (phase == P_DUEL),                                        # R5.1
@@ -322,44 +258,6 @@ def legal_mask(t: Tables, state: State) -> jax.Array:
         ((_lowest(hand) < current) & answering)[None],                   # R5.5: a real sacrifice only
     ]
     return jnp.concatenate(blocks) | (phase == P_OVER)
-
-
-def _materialise(values, count: jax.Array):
-    """The values (a pytree), computed once per game; `count` is any int array that is never
-    negative (a count of the state).
-
-    XLA fuses elementwise chains into their consumers and recomputes a chain for every
-    element it feeds. The step's flags (does this step deal? does the round end?) feed
-    hundreds of elements of the mask and the observation, so XLA:CPU recomputed them per
-    element: three times the cost of a step. XLA:CPU drops `lax.optimization_barrier` but
-    does not fuse across a conditional, so under `vmap` the values pass through one whose
-    predicate (`count >= 0`) is always true but unknown to the compiler."""
-    leaves, tree = jax.tree.flatten(values)
-    return jax.tree.unflatten(tree, _pass_through(count, *leaves))
-
-
-@jax.custom_batching.custom_vmap
-def _pass_through(count: jax.Array, *leaves: jax.Array) -> tuple[jax.Array, ...]:
-    return leaves
-
-
-@_pass_through.def_vmap
-def _pass_through_batched(size: int, batched: list[bool], count: jax.Array,
-                          *leaves: jax.Array) -> tuple[tuple, tuple[bool, ...]]:
-    leaves = tuple(x if b else jnp.broadcast_to(x, (size, *jnp.shape(x))) for x, b in zip(leaves, batched[1:]))
-    if jax.default_backend() != "cpu":  # other backends keep the barrier (and a conditional may sync)
-        return jax.lax.optimization_barrier(leaves), (True,) * len(leaves)
-    never = jax.tree.map(jnp.zeros_like, leaves)  # not taken: count is never negative
-    return jax.lax.cond(jnp.all(count >= 0), lambda: leaves, lambda: never), (True,) * len(leaves)
-
-
-def _total(x: jax.Array | list[jax.Array]) -> jax.Array:
-    """The sum of a short vector (or of a list of arrays), unrolled: under vmap, XLA:CPU
-    vectorises elementwise operations across the batch but reduces short vectors slowly."""
-    total = x[0]
-    for i in range(1, len(x)):
-        total = total + x[i]
-    return total
 
 
 # ---------------------------------------------------------------------------------------
@@ -396,10 +294,11 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
     # one gather of the action's row of the codec tables (Tables.action_rows)
     row = jnp.asarray(t.action_rows)[safe]
     kind = jnp.where(over_before | illegal, _NO_MOVE, row[0])
-    hand = _seat(state.hands, player)
+    hand = xla.by_seat(state.hands, player)
     # R5.5: a sacrifice plays the lowest card
     card = jnp.where(kind == SACRIFICE, _lowest(hand), row[1])
-    kind, card, row, illegal, over_before = _materialise((kind, card, row, illegal, over_before), state.rounds_played)
+    kind, card, row, illegal, over_before = xla.compute_once((kind, card, row, illegal, over_before),
+                                                             state.rounds_played)
     is_replace, is_stop, is_duel = kind == REPLACE, kind == STOP, kind == DUEL
     is_attack, is_answer = kind == ATTACK, (kind == DEFEND) | (kind == SACRIFICE)
     one_card = (values == card).astype(_I32)
@@ -411,10 +310,10 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
 
     # -- stop replacing (engine._stop_replacing, _reveal_replacement; R4.1-R4.3) ----------
     left = state.replace_left - 1
-    simultaneous = _entry(t.arrows, state.space) == NONE
+    simultaneous = xla.lookup(t.arrows, state.space) == NONE
     wait = is_stop & simultaneous & (left > 0)  # R4.1: the first of two finished, nothing shown yet
     reveal = is_stop & ~wait                    # the replacement(s) go face up, as many are drawn
-    aside = jnp.stack([_total(state.set_aside[0]), _total(state.set_aside[1])])
+    aside = jnp.stack([xla.total(state.set_aside[0]), xla.total(state.set_aside[1])])
     top = jnp.int32(t.deck_size) - state.pile_size
     low = top + jnp.stack([jnp.int32(0), aside[0]])  # player_0 draws first, then player_1
     drawn = _cards_ranked(t, state.rank, low, low + aside)
@@ -451,7 +350,7 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
     answers = jnp.where(is_answer & (slots == answers_len), card, answers)
     answers_len = answers_len + is_answer
     trick_done = is_answer & (answers_len == attack_len)
-    defended = _total(((slots < answers_len) & (answers < attack)).astype(_I32)) == 0
+    defended = xla.total(((slots < answers_len) & (answers < attack)).astype(_I32)) == 0
     trick_attacker = jnp.where(defended, player, other)
     on_table = slots < attack_len
     discard = discard + jnp.where(trick_done, _counts(attack, on_table, v) + _counts(answers, on_table, v), 0)
@@ -469,16 +368,16 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
         player,
     ).astype(_I32)
 
-    hands, phase, duel, discard, to_act = _materialise((hands, phase, duel, discard, to_act), state.rounds_played)
+    hands, phase, duel, discard, to_act = xla.compute_once((hands, phase, duel, discard, to_act), state.rounds_played)
 
     # -- showdown (engine._showdown, _finish_round; R5.2, R5.7, R6.1-R6.4, R1.4, R1.5) -------
     # a revealed duel or a decided trick that leaves one card each goes to the showdown
-    showdown = ((phase == P_DUEL) | (phase == P_ATTACK)) & (_total(hands[0]) == 1) & (
-        _total(hands[1]) == 1) & (duel[0] == NONE)
+    showdown = ((phase == P_DUEL) | (phase == P_ATTACK)) & (xla.total(hands[0]) == 1) & (
+        xla.total(hands[1]) == 1) & (duel[0] == NONE)
     last0, last1 = _lowest(hands[0]), _lowest(hands[1])
     discard = discard + jnp.where(showdown, _one_hot(last0, v) + _one_hot(last1, v), 0)
     hands = jnp.where(showdown, 0, hands)
-    arrow = _entry(t.arrows, state.space)
+    arrow = xla.lookup(t.arrows, state.space)
     tie = arrow if t.rules.config.tie_policy == "arrow_player_wins" else jnp.int32(NONE)
     round_winner = jnp.where(last0 < last1, 0, jnp.where(last1 < last0, 1, tie)).astype(_I32)
     rounds_played = state.rounds_played + showdown
@@ -487,7 +386,7 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
     in_goal = decisive & ((target < 0) | (target >= t.n_spaces))
     out_of_rounds = showdown & ~in_goal & (rounds_played >= t.max_rounds)
     new_round = showdown & ~in_goal & ~out_of_rounds
-    showdown, decisive, in_goal, out_of_rounds, new_round, round_winner, target = _materialise(
+    showdown, decisive, in_goal, out_of_rounds, new_round, round_winner, target = xla.compute_once(
         (showdown, decisive, in_goal, out_of_rounds, new_round, round_winner, target), state.rounds_played)
     phase = jnp.where(in_goal | out_of_rounds, P_OVER, phase)
     winner = jnp.where(in_goal, round_winner, state.winner)
@@ -541,7 +440,7 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
 
 def finish(t: Tables, state: State, over: jax.Array) -> State:
     """The derived fields: the mask (all true once over) and the observation of the player to act."""
-    state, over = _materialise((state, over), state.rounds_played)
+    state, over = xla.compute_once((state, over), state.rounds_played)
     state = state.replace(legal_action_mask=legal_mask(t, state) | over)
     return state.replace(observation=observe(t, state, state.current_player))
 
@@ -550,10 +449,9 @@ def next_space(covered: jax.Array, space: jax.Array, player: jax.Array) -> jax.A
     """engine.next_space (R6.3): one space towards `player`'s goal, skipping covered spaces;
     player_0's goal is -1, player_1's is S."""
     n = covered.shape[-1]
-    towards_0, towards_1 = jnp.int32(-1), jnp.int32(n)
-    for i in range(n):  # unrolled: the nearest open space on each side
-        towards_0 = jnp.where(~covered[i] & (i < space), i, towards_0)
-        towards_1 = jnp.where(~covered[n - 1 - i] & (n - 1 - i > space), n - 1 - i, towards_1)
+    # the nearest open space on each side
+    towards_0 = xla.last_where(lambda i: ~covered[i] & (i < space), n, jnp.int32(-1))
+    towards_1 = xla.first_where(lambda i: ~covered[i] & (i > space), n, jnp.int32(n))
     return jnp.where(player == 0, towards_0, towards_1).astype(_I32)
 
 
@@ -573,23 +471,25 @@ def observe(t: Tables, state: State, player: jax.Array) -> jax.Array:
     over = phase == P_OVER
     values = jnp.arange(v, dtype=_I32)
 
-    hand, own_duel, own_set_aside = _seat(state.hands, player), _seat(state.duel, player), _seat(state.set_aside, player)
+    hand, own_duel = xla.by_seat(state.hands, player), xla.by_seat(state.duel, player)
+    own_set_aside = xla.by_seat(state.set_aside, player)
     own_aside = own_set_aside + (values == own_duel)
     index = jnp.arange(t.max_attack)
     on_table = index < state.attack_len
     answered = index < state.answers_len
     attack = _counts(state.attack, on_table, v)
     answers = _counts(state.answers, answered, v)
-    failing = _total((answered & (state.answers < state.attack)).astype(_I32)) > 0
-    current = jnp.where(phase == P_ANSWER, _entry(state.attack, state.answers_len), NONE)
-    arrow = _entry(t.arrows, state.space)
+    failing = xla.total((answered & (state.answers < state.attack)).astype(_I32)) > 0
+    current = jnp.where(phase == P_ANSWER, xla.lookup(state.attack, state.answers_len), NONE)
+    arrow = xla.lookup(t.arrows, state.space)
     arrow_index = jnp.where(arrow == NONE, 2, jnp.where(arrow == player, 0, 1))
     role_index = jnp.where(arrow == NONE, 0, jnp.where(arrow == player, 1, 2))
     my_turn = (state.current_player == player) & ~over
     allowance = jnp.where((phase == P_REPLACE) & my_turn,
-                          _seat(state.replace_cap, player) - _total(own_set_aside), 0)
-    opp_size = _total(_seat(state.hands, opp)) + _total(_seat(state.set_aside, opp)) + (_seat(state.duel, opp) != NONE)
-    my_size = _total(hand) + _total(own_set_aside) + (own_duel != NONE)
+                          xla.by_seat(state.replace_cap, player) - xla.total(own_set_aside), 0)
+    opp_size = (xla.total(xla.by_seat(state.hands, opp)) + xla.total(xla.by_seat(state.set_aside, opp))
+                + (xla.by_seat(state.duel, opp) != NONE))
+    my_size = xla.total(hand) + xla.total(own_set_aside) + (own_duel != NONE)
     # the board seen from my goal (observation._board_block)
     spaces = jnp.arange(t.n_spaces, dtype=_I32)
     ego = jnp.where(player == 0, spaces, t.n_spaces - 1 - spaces)
@@ -599,14 +499,16 @@ def observe(t: Tables, state: State, player: jax.Array) -> jax.Array:
     f32 = jnp.float32
     parts = [
         hand, own_aside, state.discard, attack, answers,
-        _one_hot(current, v), _one_hot(_seat(state.last_duel, player), v), _one_hot(_seat(state.last_duel, opp), v),
+        _one_hot(current, v),
+        _one_hot(xla.by_seat(state.last_duel, player), v), _one_hot(xla.by_seat(state.last_duel, opp), v),
         failing[None], my_size[None], opp_size[None], state.pile_size[None],
         _one_hot(phase, 5), my_turn[None], allowance[None],
-        jnp.maximum(_seat(state.replaced, player), 0)[None], jnp.maximum(_seat(state.replaced, opp), 0)[None],
+        jnp.maximum(xla.by_seat(state.replaced, player), 0)[None],
+        jnp.maximum(xla.by_seat(state.replaced, opp), 0)[None],
         _one_hot(role_index, 3), tacocat, covered,
         moves_to_goal(state.covered, state.space, state.winner, player)[None],
         moves_to_goal(state.covered, state.space, state.winner, opp)[None],
-        _entry(t.board, state.space)[None], _one_hot(arrow_index, 3),
+        xla.lookup(t.board, state.space)[None], _one_hot(arrow_index, 3),
         _one_hot(attacker_index, 3),
         jnp.asarray(t.round_fraction)[jnp.minimum(state.rounds_played, t.max_rounds)][None],
     ]
@@ -619,5 +521,5 @@ def moves_to_goal(covered: jax.Array, space: jax.Array, winner: jax.Array, playe
     n = covered.shape[-1]
     spaces = jnp.arange(n, dtype=_I32)
     beyond = jnp.where(player == 0, spaces < space, spaces > space)
-    moves = _total((beyond & ~covered).astype(_I32)) + 1
+    moves = xla.total((beyond & ~covered).astype(_I32)) + 1
     return jnp.where(winner == NONE, moves, jnp.where(winner == player, 0, n + 1)).astype(_I32)
