@@ -147,6 +147,7 @@ def run_training(trainer: Trainer, config: ExperimentConfig, run_dir: Path, *, r
         truncate_rows(run_dir / "eval.csv", EVAL_FIELDS, start)
     writer = ScalarWriter(run_dir / "tb")
     evaluations, saves = Every(config.eval.every, start), Every(config.checkpoint_every, start)
+    written_for = {"ruleset_hash": config.rules_config.ruleset_hash(), "config_sha256": config_hash(config)}
     bar = tqdm(total=config.total_timesteps, initial=start, unit="step", disable=not progress, dynamic_ncols=True)
     stopped = False
     try:
@@ -176,9 +177,8 @@ def run_training(trainer: Trainer, config: ExperimentConfig, run_dir: Path, *, r
                     trainer.export(run_dir, best=True)
                 stopped = listener is not None and not listener(timesteps, score)
             if saves.due(timesteps) or done or stopped:
-                checkpoints.save(run_dir, trainer, {
-                    "timesteps": timesteps, "iteration": iteration, "best_score": best,
-                    "ruleset_hash": config.rules_config.ruleset_hash(), "config_sha256": config_hash(config)})
+                checkpoints.save(run_dir, trainer, {"timesteps": timesteps, "iteration": iteration, "best_score": best,
+                                                    **written_for})
         policy = trainer.export(run_dir)
         plot_learning_curve(run_dir)
         final = {"timesteps": trainer.timesteps, "iterations": iteration, "stopped_early": stopped,
