@@ -15,9 +15,24 @@ small     1:2 2:2 3:2 4:2       2 2 2  1          1            the same round wi
 race      1:4 2:4               2 2 2  2          0            two rounds and the game result: a player
                                                                wins by taking both (R6.3), a one-arrow
                                                                second round (R4.2)
+skirmish  1:6 2:6               3 3 3  1          1            a deal of 3: after the duel one attack
+                                                               with a single card (R5.3, R5.4),
+                                                               answered by a defence or a sacrifice
+                                                               (R5.5), the trick's winner (R5.6); the
+                                                               CI preset with attacks
+jumbo     1:8 2:8               4 4 4  1          1            a deal of 4: attacks with singles and
+                                                               with sets of two (R5.3 jumbo), each card
+                                                               answered in order (R5.5), a trick lost
+                                                               by one failed answer (R5.6) and the
+                                                               attacker attacking again (R5.7)
 ========= ==================== ====== ========== ============ ==========================================
 
-A deal of 2 has no attacks: the duel leaves one card each (R5.2). A board of three spaces needs
+A deal of 2 has no attacks: the duel leaves one card each (R5.2). A deal of 3 leaves two cards
+after the duel, so one single attack; a deal of 4 leaves three, so a set of two or two singles.
+Sequences (R5.3) need three cards to attack with and one to keep after the duel, so a deal of 5
+and three card values: no such preset is small enough to enumerate (with three values a deal of
+4 already has about 143 M histories). A deck of two values is the smallest that R1.7 allows for a
+deal of 4 (16 cards). A board of three spaces needs
 two decisive rounds won by the same player to reach a goal, so one-round presets pay the round
 result through ``round_reward`` (the engine's round shaping; every game is truncated after its
 round, R1.5, with no game result). `docs/OPENSPIEL.md` gives the size of each preset's game
@@ -35,6 +50,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     "tiny": {"deck": {1: 4, 2: 4}, "board": (2, 2, 2), "max_rounds": 1, "round_reward": 1.0},
     "small": {"deck": {1: 2, 2: 2, 3: 2, 4: 2}, "board": (2, 2, 2), "max_rounds": 1, "round_reward": 1.0},
     "race": {"deck": {1: 4, 2: 4}, "board": (2, 2, 2), "max_rounds": 2},
+    "skirmish": {"deck": {1: 6, 2: 6}, "board": (3, 3, 3), "max_rounds": 1, "round_reward": 1.0},
+    "jumbo": {"deck": {1: 8, 2: 8}, "board": (4, 4, 4), "max_rounds": 1, "round_reward": 1.0},
 }
 
 
