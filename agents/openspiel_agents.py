@@ -12,19 +12,20 @@
   (``evaluator=random``) or, cheaper, to the end of the round, valued +1/0/-1 by the round's
   result (``evaluator=round``, the unit of value of the `search` agent).
 * `tabular_policy(game, spec)`: any registered agent as an OpenSpiel tabular policy, for
-  exact exploitability (`benchmarks/openspiel_exploitability.py`).
+  exact exploitability with OpenSpiel's solvers (`benchmarks/openspiel_exploitability.py`);
+  the table is `agents.tabular.agent_policy`'s.
 """
 
 from __future__ import annotations
-
-import zlib
 
 import numpy as np
 import pyspiel
 from open_spiel.python.algorithms import ismcts, mcts
 
 from agents.base import Agent, AgentInput
-from agents.registry import make_agent
+from agents.tabular import agent_policy
+from tacocat_env.exact.tabular import to_tabular_policy
+from tacocat_env.exact.tree import enumerate_tree
 from tacocat_env.openspiel import TacocatState, load_game
 from tacocat_env.view import PlayerView, player_view, sample_state
 
@@ -100,35 +101,8 @@ class ISMCTSAgent(Agent):
 
 
 def tabular_policy(game: pyspiel.Game, spec: str) -> tuple[pyspiel.TabularPolicy, int]:
-    """Agent `spec` as a tabular policy: its move at every information state of `game`
-    (uniform over the legal moves for "random"); also returns the number of histories.
-
-    The agent's generator is seeded from the information state, so a sampling agent gives one
-    move per information state. An agent whose move differed between two histories of one
-    information state would be reading hidden information: that raises AssertionError.
-    """
-    agent = make_agent(spec)
-    table: dict[str, list[tuple[int, float]]] = {}
-    histories = 0
-    stack = [game.new_initial_state()]
-    while stack:
-        state = stack.pop()
-        histories += 1
-        if state.is_terminal():
-            continue
-        if state.is_chance_node():
-            stack.extend(state.child(a) for a, _ in state.chance_outcomes())
-            continue
-        player = state.current_player()
-        legal = state.legal_actions()
-        key = state.information_state_string()
-        if spec == "random":
-            row = [(a, 1.0 / len(legal)) for a in legal]
-        else:
-            agent.reset(player, np.random.default_rng(zlib.crc32(key.encode())))
-            move = agent.act(AgentInput.from_state(state.engine, player))
-            row = [(a, float(a == move)) for a in legal]
-        if table.setdefault(key, row) != row:
-            raise AssertionError(f"{spec} plays two moves in one information state:\n{key}")
-        stack.extend(state.child(a) for a in legal)
-    return pyspiel.TabularPolicy(table), histories
+    """Agent `spec` as an OpenSpiel tabular policy on `game` (`agents.tabular.agent_policy` in
+    deterministic mode: its move at every information state, uniform for "random"); also
+    returns the number of histories."""
+    tree = enumerate_tree(game.config)
+    return to_tabular_policy(tree, agent_policy(tree, spec)), tree.n_nodes

@@ -1,0 +1,310 @@
+"""Agents as policies on a game tree (`agents.tabular`), and their exact report
+(`experiments.exploit.exact`).
+
+The table plays each information state at one representative history; the perturbation tests
+visit every other history of it (tiny and skirmish: attacks, defences and sacrifices, R5.3-R5.5)
+and check that the agent's move and the network's observation are the same there (R7: what a
+player knows is its information state). The differential tests compare the tables with an
+independent walk of the OpenSpiel tree (today's `tabular_policy` before it used
+`agents.tabular`) and with the agents' own `act` on the same states.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pyspiel
+import pytest
+
+from agents.base import AgentInput
+from agents.mlp_agent import LEAGUE_ALGORITHM, RLLIB_ALGORITHM
+from agents.openspiel_agents import tabular_policy
+from agents.policy_file import PolicyFileError, save_policy
+from agents.registry import AgentSpecError, make_agent
+from agents.tabular import agent_policy, draw_generator, observations, states_at
+from tacocat_env.exact.tabular import to_policy_table
+from tacocat_env.exact.tree import GameTree, enumerate_tree
+from tacocat_env.observation import ObservationLayout, encode
+from tacocat_env.openspiel import load_game
+from tacocat_env.presets import preset_config
+from tacocat_env.ruleset import compile_rules
+
+LADDER = ("highcard", "planner", "counter")
+
+
+@cache
+def tree(preset: str) -> GameTree:
+    return enumerate_tree(preset_config(preset))
+
+
+def sizes(preset: str) -> tuple[int, int]:
+    """(observation size, number of action ids) of a preset."""
+    rules = compile_rules(preset_config(preset))
+    return ObservationLayout(rules).size, rules.codec.size
+
+
+def mlp_file(folder: Path, preset: str, algorithm: str = LEAGUE_ALGORITHM, seed: int = 0) -> Path:
+    """A tacocat-mlp-v1 file of random weights made for `preset` (its ruleset, its observation size)."""
+    obs, n_actions = sizes(preset)
+    rng = np.random.default_rng(seed)
+    layers = [(rng.normal(size=(16, obs)), rng.normal(size=16)),
+              (rng.normal(size=(n_actions, 16)), rng.normal(size=n_actions))]
+    return save_policy(folder / f"{preset}_{seed}.npz", layers, activation="tanh", rules_config=preset_config(preset),
+                       algorithm=algorithm, experiment="test", seed=seed, timesteps=0)
+
+
+def sb3_file(folder: Path, preset: str, observation_size: int | None = None) -> Path:
+    """A MaskablePPO model zip of random weights for `preset`, as the safe loader reads it
+    (`tacocat.json` with the architecture, `policy.pth`); `observation_size` overrides the size."""
+    import io
+
+    import torch
+
+    from agents.trained import PolicyArchitecture, build_policy
+
+    obs, n_actions = sizes(preset)
+    obs = observation_size or obs
+    architecture = PolicyArchitecture(net_arch=[16], activation="tanh")
+    policy = build_policy(obs, n_actions, architecture)
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():  # SB3 initialises the action head near zero: make the logits differ
+        for parameter in policy.parameters():
+            parameter.copy_(torch.randn(parameter.shape, generator=generator))
+    weights = io.BytesIO()
+    torch.save(policy.state_dict(), weights)
+    meta = {"ruleset_hash": preset_config(preset).ruleset_hash(), "observation_size": obs, "n_actions": n_actions,
+            "algorithm": "MaskablePPO", "policy": architecture.model_dump()}
+    path = folder / f"{preset}_{obs}.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("policy.pth", weights.getvalue())
+        archive.writestr("tacocat.json", json.dumps(meta))
+    return path
+
+
+def reference_tables(preset: str, specs: tuple[str, ...]) -> dict[str, dict[str, list[tuple[int, float]]]]:
+    """Each agent's table as `agents.openspiel_agents.tabular_policy` made it before
+    `agents.tabular`: one walk of every OpenSpiel history, each agent seeded with the CRC-32 of
+    the information state."""
+    import zlib
+
+    agents = {spec: make_agent(spec) for spec in specs}
+    tables: dict[str, dict[str, list[tuple[int, float]]]] = {spec: {} for spec in specs}
+    stack = [load_game(preset).new_initial_state()]
+    while stack:
+        state = stack.pop()
+        if state.is_terminal():
+            continue
+        if state.is_chance_node():
+            stack.extend(state.child(a) for a, _ in state.chance_outcomes())
+            continue
+        player, legal, key = state.current_player(), state.legal_actions(), state.information_state_string()
+        for spec, agent in agents.items():
+            if spec == "random":
+                row = [(a, 1.0 / len(legal)) for a in legal]
+            else:
+                agent.reset(player, np.random.default_rng(zlib.crc32(key.encode())))
+                move = agent.act(AgentInput.from_state(state.engine, player))
+                row = [(a, float(a == move)) for a in legal]
+            assert tables[spec].setdefault(key, row) == row
+        stack.extend(state.child(a) for a in legal)
+    return tables
+
+
+def representative_inputs(t: GameTree) -> list[AgentInput]:
+    """The input of the player to act at each information state's representative history."""
+    inputs: list[AgentInput | None] = [None] * t.n_infosets
+    for node, state in states_at(t, t.infoset_node):
+        i = int(t.infoset[node])
+        inputs[i] = AgentInput.from_state(state.engine, int(t.infoset_player[i]))
+    return inputs  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------------------------------
+# the walk and the differential tests against the OpenSpiel walk
+# ---------------------------------------------------------------------------------------
+def test_the_walk_reaches_each_node_with_its_own_history_and_information_state() -> None:
+    t = tree("tiny")
+    decisions = np.flatnonzero(t.infoset >= 0)
+    seen = []
+    for node, state in states_at(t, decisions):
+        assert state.history() == t.history(node)
+        assert state.information_state_string() == t.infoset_keys[t.infoset[node]]
+        seen.append(node)
+    assert sorted(seen) == decisions.tolist()
+
+
+def test_the_ladder_tables_on_tiny_are_the_openspiel_walks() -> None:
+    t = tree("tiny")
+    specs = ("random", *LADDER)
+    for spec, reference in reference_tables("tiny", specs).items():
+        assert to_policy_table(t, agent_policy(t, spec)) == reference
+        policy, histories = tabular_policy(load_game("tiny"), spec)
+        assert histories == t.n_nodes == 1643
+        assert policy.policy_table() == pyspiel.TabularPolicy(reference).policy_table()
+
+
+@pytest.mark.slow
+def test_the_ladder_tables_on_small_are_the_openspiel_walks() -> None:
+    t = tree("small")
+    for spec, reference in reference_tables("small", LADDER).items():
+        assert to_policy_table(t, agent_policy(t, spec)) == reference
+
+
+# ---------------------------------------------------------------------------------------
+# perturbation: every history of an information state gives the same move and observation
+# ---------------------------------------------------------------------------------------
+def check_every_history(preset: str, specs: tuple[str, ...], network: Path) -> None:
+    """At every decision history of `preset`: each agent's move (seeded as at the
+    representative, `draw_generator(key, 0)`) is the one its table plays, and the observation
+    is the representative's, which is what the network read."""
+    t = tree(preset)
+    tables = {spec: agent_policy(t, spec) for spec in specs}
+    agents = {spec: make_agent(spec) for spec in specs}
+    reference_obs = observations(t, np.arange(t.n_infosets))
+    league = agent_policy(t, f"league:path={network}", sampling=True)
+    off_representative = 0
+    for node, state in states_at(t, np.flatnonzero(t.infoset >= 0)):
+        i = int(t.infoset[node])
+        player, key = int(t.infoset_player[i]), t.infoset_keys[i]
+        off_representative += node != t.infoset_node[i]
+        np.testing.assert_array_equal(encode(state.engine, player), reference_obs[i])
+        for spec, agent in agents.items():
+            agent.reset(player, draw_generator(key, 0))
+            move = agent.act(AgentInput.from_state(state.engine, player))
+            assert tables[spec][i, list(t.legal[i]).index(move)] == 1.0, (spec, key)
+    assert off_representative > t.n_infosets  # most information states have several histories
+    assert np.all((league > 0) == (t.legal >= 0))  # the network's rows are over the legal columns
+
+
+def test_tiny_every_history_of_an_information_state_gives_the_same_move(tmp_path: Path) -> None:
+    check_every_history("tiny", LADDER, mlp_file(tmp_path, "tiny"))
+
+
+@pytest.mark.slow
+def test_skirmish_every_history_of_an_information_state_gives_the_same_move(tmp_path: Path) -> None:
+    check_every_history("skirmish", LADDER, mlp_file(tmp_path, "skirmish"))
+
+
+# ---------------------------------------------------------------------------------------
+# networks: one batched pass equals the agent's own decisions
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("preset", "spec", "algorithm"), [
+    ("tiny", "league", LEAGUE_ALGORITHM), ("tiny", "rllib", RLLIB_ALGORITHM), ("skirmish", "league", LEAGUE_ALGORITHM),
+])
+def test_a_policy_files_rows_are_its_agents_moves_and_softmax(tmp_path: Path, preset: str, spec: str,
+                                                             algorithm: str) -> None:
+    t = tree(preset)
+    path = mlp_file(tmp_path, preset, algorithm)
+    greedy = agent_policy(t, f"{spec}:path={path}")
+    soft = agent_policy(t, f"{spec}:path={path}", sampling=True)
+    if preset == "tiny":  # a spec that samples is tabulated by its softmax in either mode
+        np.testing.assert_array_equal(agent_policy(t, f"{spec}:path={path},deterministic=false"), soft)
+    agent = make_agent(f"{spec}:path={path}")
+    for i, inp in enumerate(representative_inputs(t)):
+        legal = list(t.legal[i, :t.n_legal[i]])
+        assert greedy[i, legal.index(agent.act(inp))] == 1.0 and greedy[i].sum() == 1.0
+        logits = agent.logits(inp.observation)[legal]
+        expected = np.exp(logits - logits.max())
+        np.testing.assert_allclose(soft[i, :len(legal)], expected / expected.sum(), rtol=1e-12, atol=1e-15)
+    assert 0 < np.count_nonzero(greedy.argmax(axis=1)) < t.n_infosets  # the network's choices vary
+
+
+def test_an_sb3_models_rows_are_its_agents_moves_and_distribution(tmp_path: Path) -> None:
+    import torch
+
+    t = tree("tiny")
+    path = sb3_file(tmp_path, "tiny")
+    greedy = agent_policy(t, f"ppo:path={path}")
+    soft = agent_policy(t, f"ppo:path={path}", sampling=True)
+    agent = make_agent(f"ppo:path={path}")
+    for i, inp in enumerate(representative_inputs(t)):
+        legal = list(t.legal[i, :t.n_legal[i]])
+        assert greedy[i, legal.index(agent.act(inp))] == 1.0
+        with torch.no_grad():
+            obs, _ = agent.policy.obs_to_tensor(inp.observation)
+            probs = agent.policy.get_distribution(obs, action_masks=inp.action_mask.astype(bool))
+            probs = probs.distribution.probs[0].numpy().astype(np.float64)
+        np.testing.assert_allclose(soft[i, :len(legal)], probs[legal] / probs.sum(), rtol=1e-5, atol=1e-7)
+    assert 0 < np.count_nonzero(greedy.argmax(axis=1)) < t.n_infosets
+
+
+# ---------------------------------------------------------------------------------------
+# Python agents: sampling, seeds, one player's rows
+# ---------------------------------------------------------------------------------------
+def test_sampling_mode_is_the_empirical_distribution_of_seeded_draws() -> None:
+    """planner sacrificing by choice half the time (R5.5): its sampling rows mix two answers.
+    player_0's rows only, to keep the test short."""
+    t, spec, samples, seat = tree("skirmish"), "planner:sacrifice_rate=0.5", 4, (0,)
+    greedy = agent_policy(t, spec, players=seat)
+    soft = agent_policy(t, spec, sampling=True, samples=samples, players=seat)
+    filled = t.infoset_player == 0
+    np.testing.assert_allclose(soft[filled].sum(axis=1), 1.0)
+    assert not soft[~filled].any()
+    np.testing.assert_array_equal(soft * samples, np.round(soft * samples))
+    assert np.all(soft[greedy == 1.0] > 0)  # draw 0, the deterministic move, is one of the samples
+    mixed = np.flatnonzero((soft > 0).sum(axis=1) > 1)
+    assert mixed.size > 0  # the perturbation happened
+    agent = make_agent(spec)
+    for i in mixed[:20]:  # the same draws, by hand, at the history `GameTree.infoset_state` replays
+        counts = np.zeros(t.max_actions)
+        for draw in range(samples):
+            agent.reset(0, draw_generator(t.infoset_keys[i], draw))
+            counts[list(t.legal[i]).index(agent.act(AgentInput.from_state(t.infoset_state(i).engine, 0)))] += 1
+        np.testing.assert_array_equal(soft[i], counts / samples)
+    other_seed = agent_policy(t, spec, sampling=True, samples=samples, seed=1, players=seat)
+    assert not np.array_equal(other_seed, soft)  # seed 1 draws 4..7
+
+
+def test_random_is_uniform_in_both_modes_and_one_players_rows_can_be_filled() -> None:
+    t = tree("tiny")
+    np.testing.assert_array_equal(agent_policy(t, "random"), t.uniform_policy())
+    np.testing.assert_array_equal(agent_policy(t, "random", sampling=True), t.uniform_policy())
+    both = agent_policy(t, "counter")
+    second = agent_policy(t, "counter", players=(1,))
+    seat = t.infoset_player == 1
+    np.testing.assert_array_equal(second[seat], both[seat])
+    assert not second[~seat].any()
+
+
+# ---------------------------------------------------------------------------------------
+# refusals: one line each
+# ---------------------------------------------------------------------------------------
+def one_line(excinfo: pytest.ExceptionInfo) -> str:
+    text = str(excinfo.value)
+    assert "\n" not in text
+    return text
+
+
+def test_a_policy_for_other_rules_is_refused_naming_both_rulesets(tmp_path: Path) -> None:
+    tiny, skirmish = (preset_config(p).ruleset_hash() for p in ("tiny", "skirmish"))
+    with pytest.raises(PolicyFileError) as excinfo:
+        agent_policy(tree("tiny"), f"league:path={mlp_file(tmp_path, 'skirmish')}")
+    assert f"trained for ruleset {skirmish}, this game uses {tiny}" in one_line(excinfo)
+    with pytest.raises(PolicyFileError) as excinfo:
+        agent_policy(tree("tiny"), "champion")
+    assert f"this game uses {tiny}" in one_line(excinfo)
+    with pytest.raises(ValueError) as excinfo:
+        agent_policy(tree("tiny"), f"ppo:path={sb3_file(tmp_path, 'skirmish')}")
+    assert f"trained for ruleset {skirmish}, this game uses {tiny}" in one_line(excinfo)
+    obs, _ = sizes("tiny")
+    with pytest.raises(ValueError) as excinfo:
+        agent_policy(tree("tiny"), f"ppo:path={sb3_file(tmp_path, 'tiny', observation_size=obs + 1)}")
+    assert f"takes observations of size {obs + 1}, ruleset {tiny} gives {obs}" in one_line(excinfo)
+
+
+@pytest.mark.parametrize(("spec", "options", "message"), [
+    ("nosuch", {}, "unknown agent 'nosuch'"),
+    ("planner:depth=3", {}, "agent 'planner' has no parameter 'depth'"),
+    ("counter", {"samples": 0}, "samples must be >= 1, got 0"),
+    ("counter", {"seed": -1}, "seed must be >= 0, got -1"),
+])
+def test_bad_specs_and_options_are_one_line_value_errors(spec: str, options: dict, message: str) -> None:
+    with pytest.raises(ValueError) as excinfo:
+        agent_policy(tree("tiny"), spec, **options)
+    assert message in one_line(excinfo)
+    if spec == "nosuch":
+        assert isinstance(excinfo.value, AgentSpecError)
