@@ -72,24 +72,28 @@ def agent_policy(tree: GameTree, spec: str | Agent, *, sampling: bool = False, s
                  players: Sequence[int] = (0, 1), progress: bool = False) -> np.ndarray:
     """Agent `spec` as a policy on `tree`: (n_infosets, max_actions) probabilities over the
     columns of `tree.legal` (module docstring: how networks and Python agents are tabulated in
-    deterministic and sampling mode). Only the rows of `players`' information states are
-    filled, the others are 0 (`tacocat_env.exact.best_response.combine` assembles two agents'
-    tables); `progress` shows a progress bar over the information states."""
+    deterministic and sampling mode). Only the information states of `players` are played by
+    the agent; the other rows are uniform, so the result is always a policy on the tree
+    (`tacocat_env.exact.best_response.combine` takes each player's rows from its own agent's
+    table). `progress` shows a progress bar over the information states."""
+    check_draws(samples, seed)
+    agent = prepare_agent(spec, tree.rules)
+    rows = np.flatnonzero(np.isin(tree.infoset_player, list(players)))
+    policy = tree.uniform_policy()  # random's rows, and those of the players left out
+    if isinstance(agent, NETWORK_AGENTS):
+        policy[rows] = _network_rows(tree, agent, rows, sampling or not agent.deterministic, progress)
+    elif not isinstance(agent, RandomAgent):
+        draws = range(seed * samples, (seed + 1) * samples) if sampling else range(seed, seed + 1)
+        policy[rows] = _python_rows(tree, agent, rows, draws, progress)
+    return policy
+
+
+def check_draws(samples: int, seed: int) -> None:
+    """Refuse a number of samples below 1 or a negative seed (one-line ValueError)."""
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
     if seed < 0:
         raise ValueError(f"seed must be >= 0, got {seed}")
-    agent = prepare_agent(spec, tree.rules)
-    rows = np.flatnonzero(np.isin(tree.infoset_player, list(players)))
-    policy = np.zeros((tree.n_infosets, tree.max_actions))
-    if isinstance(agent, RandomAgent):
-        policy[rows] = tree.uniform_policy()[rows]
-    elif isinstance(agent, NETWORK_AGENTS):
-        policy[rows] = _network_rows(tree, agent, rows, sampling or not agent.deterministic, progress)
-    else:
-        draws = range(seed * samples, (seed + 1) * samples) if sampling else range(seed, seed + 1)
-        policy[rows] = _python_rows(tree, agent, rows, draws, progress)
-    return policy
 
 
 def draw_generator(infoset_key: str, draw: int) -> np.random.Generator:

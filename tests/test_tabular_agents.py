@@ -26,6 +26,7 @@ from agents.openspiel_agents import tabular_policy
 from agents.policy_file import PolicyFileError, save_policy
 from agents.registry import AgentSpecError, make_agent
 from agents.tabular import agent_policy, draw_generator, observations, states_at
+from tacocat_env.exact.best_response import combine
 from tacocat_env.exact.tabular import to_policy_table
 from tacocat_env.exact.tree import GameTree, enumerate_tree
 from tacocat_env.observation import ObservationLayout, encode
@@ -242,11 +243,11 @@ def test_sampling_mode_is_the_empirical_distribution_of_seeded_draws() -> None:
     greedy = agent_policy(t, spec, players=seat)
     soft = agent_policy(t, spec, sampling=True, samples=samples, players=seat)
     filled = t.infoset_player == 0
-    np.testing.assert_allclose(soft[filled].sum(axis=1), 1.0)
-    assert not soft[~filled].any()
-    np.testing.assert_array_equal(soft * samples, np.round(soft * samples))
-    assert np.all(soft[greedy == 1.0] > 0)  # draw 0, the deterministic move, is one of the samples
-    mixed = np.flatnonzero((soft > 0).sum(axis=1) > 1)
+    np.testing.assert_allclose(soft.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(soft[~filled], t.uniform_policy()[~filled])
+    np.testing.assert_array_equal(soft[filled] * samples, np.round(soft[filled] * samples))
+    assert np.all(soft[filled][greedy[filled] == 1.0] > 0)  # draw 0, the deterministic move, is one of the samples
+    mixed = np.flatnonzero(filled & ((soft > 0).sum(axis=1) > 1))
     assert mixed.size > 0  # the perturbation happened
     agent = make_agent(spec)
     for i in mixed[:20]:  # the same draws, by hand, at the history `GameTree.infoset_state` replays
@@ -259,7 +260,7 @@ def test_sampling_mode_is_the_empirical_distribution_of_seeded_draws() -> None:
     assert not np.array_equal(other_seed, soft)  # seed 1 draws 4..7
 
 
-def test_random_is_uniform_in_both_modes_and_one_players_rows_can_be_filled() -> None:
+def test_random_is_uniform_in_both_modes_and_one_players_rows_can_be_played() -> None:
     t = tree("tiny")
     np.testing.assert_array_equal(agent_policy(t, "random"), t.uniform_policy())
     np.testing.assert_array_equal(agent_policy(t, "random", sampling=True), t.uniform_policy())
@@ -267,7 +268,10 @@ def test_random_is_uniform_in_both_modes_and_one_players_rows_can_be_filled() ->
     second = agent_policy(t, "counter", players=(1,))
     seat = t.infoset_player == 1
     np.testing.assert_array_equal(second[seat], both[seat])
-    assert not second[~seat].any()
+    np.testing.assert_array_equal(second[~seat], t.uniform_policy()[~seat])  # still a policy on the tree
+    first = agent_policy(t, "highcard", players=(0,))
+    np.testing.assert_array_equal(combine(t, first, second),
+                                  np.where(seat[:, None], both, agent_policy(t, "highcard")))
 
 
 # ---------------------------------------------------------------------------------------
