@@ -15,15 +15,21 @@ from experiments.common.settings import (
     _Strict,
 )
 
+#: league.critic_warmup's bound (a typo must not stall a run in warm-up)
+MAX_CRITIC_WARMUP = 1_000_000
+
 
 class LeagueConfig(_Strict):
     """League backend (jitted PPO on the batch engine, docs/LEAGUE.md): the opponents' mixture.
 
     The games of a batch are shared out by weight between the current policy (`selfplay_weight`),
     frozen snapshots of it (`snapshot_weight`, split into `snapshot_slots` blocks, each playing
-    one snapshot drawn per iteration) and the JAX ports of the top-level `opponents` (each with
-    its `weight`). `n_envs` games run at once, `algo.n_steps` steps each per iteration;
+    one snapshot drawn per iteration) and the JAX forms of the top-level `opponents` (each with
+    its `weight`: a heuristic port, `random` or a policy file, `experiments.league.mixture`).
+    `n_envs` games run at once, `algo.n_steps` steps each per iteration;
     `algo.batch_size` is the minibatch in env steps (both players' steps; the opponent's weigh 0).
+    A run may start from a trained actor (`init_actor`) and train its critic alone first
+    (`critic_warmup`): how `tacocat exploit` starts a best response at parity with its target.
     """
 
     selfplay_weight: float = Field(default=1.0, ge=0, le=1e6, description="share of games against the current policy")
@@ -49,6 +55,16 @@ class LeagueConfig(_Strict):
         "minibatch's env steps: below 1 the update reads only the learner's decisions (the opponent's steps weigh "
         "0 anyway) and runs that much faster; a rollout with more decisions than the room drops the excess at "
         "random (progress.csv: decisions_dropped). 1: every env step, as before")
+    init_actor: str | None = Field(
+        default=None, description="warm start: an agent spec that plays a tacocat-mlp-v1 policy file (champion, "
+        "league:path=..., rllib:path=...) whose network the learner's actor starts as; the file must be trained for "
+        "these rules and have algo.net_arch's hidden layers and algo.activation (set them to the file's). The critic "
+        "starts fresh (see critic_warmup). None: a fresh actor (orthogonal init)")
+    critic_warmup: int = Field(
+        default=0, ge=0, le=MAX_CRITIC_WARMUP, description="iterations at the start of the run that train the "
+        "critic only, the actor frozen, on rollouts against the league (with init_actor, a critic that knows the "
+        "actor's values before PPO moves the actor). They play env steps like any iteration, count toward "
+        "total_timesteps and are marked critic_warmup=1 in progress.csv. 0: none, as before")
 
 
 class LeagueExperiment(ExperimentBase):
@@ -63,9 +79,11 @@ class LeagueExperiment(ExperimentBase):
 
         for i, opponent in enumerate(self.opponents):
             try:
-                check_ported(opponent.agent)
+                check_ported(opponent.agent, self.rules_config)
             except ValueError as err:
                 raise ValueError(f"opponents.{i}.agent: {err}") from None
+        if self.league.init_actor is not None:
+            check_init_actor(self.league.init_actor, self)
         rollout = self.n_envs * self.algo.n_steps
         if rollout > MAX_ROLLOUT_STEPS:
             raise ValueError(f"n_envs x algo.n_steps = {rollout:,} env steps per rollout is over the limit of "
@@ -78,6 +96,11 @@ class LeagueExperiment(ExperimentBase):
             raise ValueError(f"league.decision_share: {league.decision_share} x algo.batch_size "
                              f"{self.algo.batch_size} leaves minibatches of fewer than 2 decisions "
                              "(their normalised advantage is NaN)")
+        iterations = -(-self.total_timesteps // rollout)
+        if league.critic_warmup >= iterations:
+            raise ValueError(f"league.critic_warmup: {league.critic_warmup} warm-up iterations leave no PPO iteration "
+                             f"of the run's {iterations} (total_timesteps {self.total_timesteps:,} at {rollout:,} env "
+                             "steps per iteration)")
         split_rows(self.n_envs, league.selfplay_weight, league.snapshot_weight, league.snapshot_slots,
                    [o.weight for o in self.opponents])
         needed = league_memory_bytes(self)
@@ -87,6 +110,28 @@ class LeagueExperiment(ExperimentBase):
                              f"{league.snapshot_pool}, algo.net_arch {self.algo.net_arch}), over the limit of "
                              f"{MAX_LEAGUE_MEMORY_BYTES / 2**30:.0f} GiB")
         return self
+
+
+def check_init_actor(spec: str, config: LeagueExperiment) -> None:
+    """ValueError, one line, unless `spec` plays a policy file trained for the config's rules
+    whose hidden layers and activation are `algo.net_arch` and `algo.activation`."""
+    from agents.registry import parse_spec
+    from experiments.league.mixture import POLICY_FILE_AGENTS, check_ported
+
+    name, _ = parse_spec(spec)
+    if name not in POLICY_FILE_AGENTS:
+        raise ValueError(f"league.init_actor: agent {name!r} has no network to start from; init_actor takes an agent "
+                         f"that plays a policy file: {', '.join(POLICY_FILE_AGENTS)}")
+    try:
+        _, agent = check_ported(spec, config.rules_config)
+    except ValueError as err:
+        raise ValueError(f"league.init_actor: {err}") from None
+    hidden = [int(weight.shape[0]) for weight, _ in agent.layers[:-1]]  # type: ignore[attr-defined]
+    activation = agent.meta["activation"]  # type: ignore[attr-defined]
+    if hidden != list(config.algo.net_arch) or activation != config.algo.activation:
+        raise ValueError(f"league.init_actor: {agent.path} has hidden layers {hidden} and activation {activation}; "  # type: ignore[attr-defined]
+                         f"algo.net_arch is {list(config.algo.net_arch)} and algo.activation {config.algo.activation}: "
+                         "set them to the file's")
 
 
 def league_memory_bytes(config: LeagueExperiment) -> int:

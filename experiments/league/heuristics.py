@@ -35,7 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from agents.heuristic import CardCounterAgent
-from experiments.league.mixture import NotPortedError, check_ported
+from experiments.league.mixture import PORTED, NotPortedError, check_ported
 from tacocat_env.actions import MoveKind
 from tacocat_env.batch import xla
 from tacocat_env.config import RulesConfig
@@ -54,6 +54,9 @@ def make_heuristic(spec: str, rules: Ruleset | RulesConfig) -> Policy:
     if isinstance(rules, RulesConfig):
         rules = compile_rules(rules)
     name, agent = check_ported(spec)  # the Python agent: its parameters, defaults included
+    if name not in PORTED:
+        raise NotPortedError(f"{name!r} is not a ladder heuristic: experiments.league.fixed.make_opponent builds its "
+                             "JAX form")
     if name == "highcard":
         return _build(rules, planner=False, keep_from=0)
     return _build(rules, planner=True, keep_from=agent.keep_from, counter=agent if name == "counter" else None)

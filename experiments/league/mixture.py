@@ -1,38 +1,55 @@
-"""League opponents without JAX: which specs have a port, and which rows of the batch play
+"""League opponents without JAX: which specs have a JAX form, and which rows of the batch play
 which opponent (config validation uses this module).
 
-Which rows of the batch play which opponent (plain Python, no JAX: config validation uses it).
+An opponent of the league runs inside the jitted iteration, so it needs a JAX form: the ports
+of the ladder heuristics (experiments/league/heuristics.py), `random` (uniform over the legal
+actions) and every agent that plays a `tacocat-mlp-v1` policy file (`league:path=`,
+`rllib:path=`, `champion`: the file's MLP, experiments/league/fixed.py). The same list is what
+`tacocat exploit` can train a best response to.
 
 The league's mixture weights become fixed blocks of rows, so that each opponent's policy runs
 on its own rows only (a static slice) instead of every policy on every row: `self` (the current
 policy), `snapshot_j` (one block per snapshot slot; each slot plays one frozen snapshot, drawn
-anew every iteration) and `opponent_i` (the JAX port of `opponents[i]`).
+anew every iteration) and `opponent_i` (the JAX form of `opponents[i]`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agents.base import Agent
 from agents.registry import make_agent, parse_spec
+
+if TYPE_CHECKING:
+    from agents.mlp_agent import MLPPolicyAgent
+    from tacocat_env.config import RulesConfig
 
 #: the ladder agents that have a JAX port (experiments/league/heuristics.py)
 PORTED = ("highcard", "planner", "counter")
 _PORTED_PARAMS = {"highcard": set(), "planner": {"keep_from", "sacrifice_rate"},
                   "counter": {"keep_from", "sacrifice_rate", "samples", "duel_from", "replace_keeper_from"}}
+#: the agents that play a `tacocat-mlp-v1` policy file (agents/mlp_agent.py): their JAX form is
+#: the file's network (experiments/league/fixed.py)
+POLICY_FILE_AGENTS = ("league", "rllib", "champion")
+#: every agent with a JAX form: what the league can play and `tacocat exploit` can exploit
+JAX_AGENTS = (*PORTED, "random", *POLICY_FILE_AGENTS)
+_JAX_FORMS = "highcard, planner, counter, random, league:path=..., rllib:path=... and champion"
 
 
 class NotPortedError(ValueError):
-    """An opponent spec with no JAX port (or with parameters the port does not support)."""
+    """An opponent spec with no JAX form (or with parameters its form does not support)."""
 
 
-def check_ported(spec: str) -> tuple[str, Agent]:
-    """(name, the Python agent it builds) of a spec the league can play as a JAX port;
-    NotPortedError else. The agent carries the parameters, defaults included."""
+def check_ported(spec: str, rules: RulesConfig | None = None) -> tuple[str, Agent]:
+    """(name, the Python agent it builds) of a spec the league can play in JAX;
+    NotPortedError else. The agent carries the parameters, defaults included. Given `rules`,
+    a policy file must have been trained for them (`check_policy_rules`)."""
     name, params = parse_spec(spec)
-    if name not in PORTED:
-        raise NotPortedError(f"agent {name!r} has no JAX port; the league's opponents can be {', '.join(PORTED)}")
-    for key in params:
+    if name not in JAX_AGENTS:
+        raise NotPortedError(f"agent {name!r} has no JAX port; the league's opponents (and what tacocat exploit "
+                             f"can exploit) are {_JAX_FORMS}")
+    for key in params if name in PORTED else ():
         if key not in _PORTED_PARAMS[name]:
             raise NotPortedError(f"the JAX port of {name!r} takes no parameter {key!r}")
     if float(params.get("sacrifice_rate", 0) or 0) != 0.0:
@@ -41,13 +58,42 @@ def check_ported(spec: str) -> tuple[str, Agent]:
         agent = make_agent(spec)
     except ValueError as error:
         raise NotPortedError(str(error)) from None
+    if rules is not None and name in POLICY_FILE_AGENTS:
+        check_policy_rules(agent, rules)  # type: ignore[arg-type]
     return name, agent
+
+
+def ruleset_label(ruleset_hash: str) -> str:
+    """A ruleset hash with the preset it is, when it is one (`tacocat_env.presets`):
+    "3f2a... (preset skirmish)", "... (the default rules)"."""
+    from tacocat_env.presets import PRESETS, preset_config
+
+    for name in PRESETS:
+        if preset_config(name).ruleset_hash() == ruleset_hash:
+            return f"{ruleset_hash} ({'the default rules' if name == 'default' else f'preset {name}'})"
+    return ruleset_hash
+
+
+def check_policy_rules(agent: MLPPolicyAgent, rules: RulesConfig) -> None:
+    """NotPortedError, one line naming both rulesets, unless the policy file was trained for
+    `rules` and reads their observation."""
+    from tacocat_env.observation import ObservationLayout
+    from tacocat_env.ruleset import compile_rules
+
+    meta, ruleset = agent.meta, rules.ruleset_hash()
+    if meta["ruleset_hash"] != ruleset:
+        raise NotPortedError(f"{agent.path} was trained for ruleset {ruleset_label(meta['ruleset_hash'])}; these "
+                             f"rules are ruleset {ruleset_label(ruleset)}")
+    size = ObservationLayout(compile_rules(rules)).size
+    if meta["observation_size"] != size:
+        raise NotPortedError(f"{agent.path} takes observations of size {meta['observation_size']}; ruleset "
+                             f"{ruleset_label(ruleset)} gives {size}")
 
 
 @dataclass(frozen=True)
 class Block:
-    kind: str  # "self", "snapshot" or "heuristic"
-    index: int  # snapshot slot or heuristic opponent index (0 for self)
+    kind: str  # "self", "snapshot" or "heuristic" (a fixed opponent: the JAX form of `opponents[index]`)
+    index: int  # snapshot slot or fixed opponent index (0 for self)
     start: int
     stop: int
 

@@ -73,3 +73,12 @@ def actor_layers(params: Params, scale: np.ndarray) -> list[tuple[np.ndarray, np
     layers = [(np.asarray(weight, np.float32), np.asarray(bias, np.float32)) for weight, bias in params["actor"]]
     layers[0] = (layers[0][0] * scale[:, None], layers[0][1])
     return [(weight.T.copy(), bias) for weight, bias in layers]
+
+
+def actor_from_layers(layers: list[tuple[np.ndarray, np.ndarray]], scale: np.ndarray) -> list[tuple[jax.Array, jax.Array]]:
+    """The inverse of `actor_layers`: a policy file's layers (weight (out, in), reading raw
+    observations) as the actor's (in, out) float32 pairs reading scaled ones, the input `scale`
+    taken out of the first layer again (exact up to float32 rounding)."""
+    weights = [(np.asarray(weight, np.float64).T, np.asarray(bias, np.float64)) for weight, bias in layers]
+    weights[0] = (weights[0][0] / np.asarray(scale, np.float64)[:, None], weights[0][1])
+    return [(jnp.asarray(weight, jnp.float32), jnp.asarray(bias, jnp.float32)) for weight, bias in weights]

@@ -162,13 +162,21 @@ def pack_learner_decisions(data: tuple, slots: int, key: jax.Array) -> tuple[tup
 
 
 def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics: Sequence[Policy],
-                   obs_scale: np.ndarray, compiler_options: dict | None = None) -> Callable[[Runner, Params, jax.Array], tuple[Runner, dict[str, jax.Array]]]:
+                   obs_scale: np.ndarray, compiler_options: dict | None = None,
+                   critic_only: bool = False) -> Callable[..., tuple]:
     """The jitted iteration; `pool` is the snapshot pool (params stacked on a leading axis) and
     `snapshot_ids` the pool index each snapshot slot plays this iteration. The networks see
-    observations times `obs_scale` (`network.input_scale`); the heuristics see them raw, as
-    their Python twins do. `compiler_options`
+    observations times `obs_scale` (`network.input_scale`); the fixed opponents (`heuristics`:
+    the ports, `random`, policy files) see them raw, as their Python twins do. `compiler_options`
     go to `jax.jit` (`{"xla_backend_optimization_level": 0}` compiles several times faster and
-    runs slower: for smoke runs and tests)."""
+    runs slower: for smoke runs and tests).
+
+    `iteration(runner, pool, snapshot_ids) -> (runner, metrics)`; with `critic_only` (the
+    critic's warm-up, `league.critic_warmup`) `iteration(runner, pool, snapshot_ids,
+    critic_opt_state) -> (runner, critic_opt_state, metrics)`: the same rollout and losses, but
+    the gradient is the critic's only and goes through its own optimizer state (built by
+    `make_optimizer(s).init(params["critic"])`); the actor and `runner.opt_state` stay as they
+    are, so that PPO later starts with fresh Adam statistics for both networks."""
     step = jax.vmap(env.step_autoreset)
     observe = jax.vmap(env.observe)
     track_floor = jax.vmap(failed_answer_floor(env.config))
@@ -256,6 +264,11 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
 
     def update_minibatch(carry: tuple, mb: tuple) -> tuple[tuple, dict]:
         params, opt_state = carry
+        if critic_only:  # the actor frozen: the loss's gradient with respect to the critic alone
+            grads, info = jax.grad(lambda critic: loss_fn({**params, "critic": critic}, *mb), has_aux=True)(
+                params["critic"])
+            updates, opt_state = optimizer.update(grads, opt_state, params["critic"])
+            return ({**params, "critic": optax.apply_updates(params["critic"], updates)}, opt_state), info
         grads, info = jax.grad(loss_fn, has_aux=True)(params, *mb)
         updates, opt_state = optimizer.update(grads, opt_state, params)
         return (optax.apply_updates(params, updates), opt_state), info
@@ -266,7 +279,7 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
                                 data)
         return jax.lax.scan(update_minibatch, carry, shuffled)
 
-    def iteration(runner: Runner, pool: Params, snapshot_ids: jax.Array) -> tuple[Runner, dict[str, jax.Array]]:
+    def iteration(runner: Runner, pool: Params, snapshot_ids: jax.Array, critic_opt_state: Any = None) -> tuple:
         params, opt_state, state, seat, floor, key = runner
         carry = (params, pool, snapshot_ids, state, seat, floor, key)
         (_, _, _, state, seat, floor, key), (traj, done, won) = jax.lax.scan(env_step, carry, None, length=s.n_steps)
@@ -280,14 +293,17 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         if s.decision_slots:
             key, pack_key = jax.random.split(key)
             flat, dropped = pack_learner_decisions(flat, s.decision_slots, pack_key)
-        (params, opt_state), info = jax.lax.scan(
-            lambda c, k: update_epoch(c, k, flat), (params, opt_state), jax.random.split(epoch_key, s.n_epochs))
+        trained = critic_opt_state if critic_only else opt_state
+        (params, trained), info = jax.lax.scan(
+            lambda c, k: update_epoch(c, k, flat), (params, trained), jax.random.split(epoch_key, s.n_epochs))
         metrics = {name: x.mean() for name, x in info.items()}
         metrics["learner_steps"] = traj.learner_turn.sum()
         metrics["decisions_dropped"] = dropped
         metrics["games_per_row"] = done.sum(axis=0)
         metrics["wins_per_row"] = won.sum(axis=0)
         metrics["learner_reward"] = traj.reward.sum()
-        return Runner(params, opt_state, state, seat, floor, key), metrics
+        if critic_only:
+            return Runner(params, opt_state, state, seat, floor, key), trained, metrics
+        return Runner(params, trained, state, seat, floor, key), metrics
 
     return jax.jit(iteration, compiler_options=compiler_options)

@@ -1,11 +1,18 @@
 """`backend: league`: jitted PPO on the batch engine against a league.
 
 Reads top to bottom: the config becomes PPO settings, the blocks of rows of the mixture
-(`mixture.split_rows`) and the JAX heuristic ports -> one jitted iteration (`ppo.make_iteration`)
+(`mixture.split_rows`) and the JAX forms of the fixed opponents (`fixed.make_opponent`: heuristic
+ports, `random`, policy files) -> one jitted iteration (`ppo.make_iteration`)
 -> `LeagueTrainer`: per iteration, in Python, the snapshot pool (add a snapshot every
 `league.snapshot_every` iterations, draw the snapshot each slot plays, uniform or PFSP) around
 the jitted call. The policy, `policy.npz`, is the actor as the ladder agent
 `league:path=RUN/policy.npz`. The run loop around it is `experiments.common.loop`.
+
+A warm start (`league.init_actor`) replaces the fresh actor by a policy file's network before
+anything else reads it (the snapshot pool's first slot holds it too); `league.critic_warmup`
+runs that many first iterations through a second compiled iteration that trains the critic
+alone, with its own Adam state (checkpointed with the rest), so that PPO's optimizer makes its
+first step at the first PPO iteration, as in a run without warm-up.
 
 A checkpoint (`experiments.common.checkpoints`) holds `arrays.npz` (every array of the runner,
 the pool and the environment state, as the leaves of their pytrees, no pickle) and, in its
@@ -40,10 +47,10 @@ from experiments.common.loop import no_session
 from experiments.common.policy import ExportedPolicy
 from experiments.common.run_dir import RunDirError
 from experiments.league.config import LeagueExperiment
-from experiments.league.heuristics import make_heuristic
+from experiments.league.fixed import make_opponent, opponent_digest
 from experiments.league.mixture import Block, split_rows
-from experiments.league.network import Params, actor_layers, input_scale
-from experiments.league.ppo import PPOSettings, Runner, init_runner, make_iteration
+from experiments.league.network import Params, actor_from_layers, actor_layers, input_scale
+from experiments.league.ppo import PPOSettings, Runner, init_runner, make_iteration, make_optimizer
 from tacocat_env.ruleset import compile_rules
 
 POLICY_FILE = "policy.npz"
@@ -58,8 +65,10 @@ _COMPILED: dict[tuple, Any] = {}
 # from the config
 # ---------------------------------------------------------------------------------------
 def ppo_settings(config: LeagueExperiment) -> PPOSettings:
+    """The PPO settings of a league config; `anneal_lr` decays the rate over the PPO iterations
+    (those after `league.critic_warmup`)."""
     algo = config.algo
-    iterations = -(-config.total_timesteps // (config.n_envs * algo.n_steps))
+    iterations = -(-config.total_timesteps // (config.n_envs * algo.n_steps)) - config.league.critic_warmup
     updates = iterations * algo.n_epochs * (config.n_envs * algo.n_steps // algo.batch_size)
     return PPOSettings(
         n_envs=config.n_envs, n_steps=algo.n_steps, minibatch_size=algo.batch_size, n_epochs=algo.n_epochs,
@@ -86,21 +95,23 @@ def blocks_of(config: LeagueExperiment) -> list[Block]:
                       [o.weight for o in config.opponents])
 
 
-def build(config: LeagueExperiment) -> tuple[Any, PPOSettings, Any]:
-    """(env, settings, jitted iteration) of a league config."""
+def build(config: LeagueExperiment, critic_only: bool = False) -> tuple[Any, PPOSettings, Any]:
+    """(env, settings, jitted iteration) of a league config; with `critic_only`, the critic's
+    warm-up iteration (`ppo.make_iteration`), whose own optimizer keeps a constant rate."""
     from tacocat_env.batch import TacocatBatch
 
     env = TacocatBatch(config.rules_config)
     settings = ppo_settings(config)
     blocks = blocks_of(config)
     specs = tuple(o.agent for o in config.opponents)
-    key = (json.dumps(config.rules_config.canonical_dict(), sort_keys=True), settings, tuple(blocks), specs,
-           config.league.fast_compile)
+    iteration_settings = dataclasses.replace(settings, anneal_updates=0) if critic_only else settings
+    key = (json.dumps(config.rules_config.canonical_dict(), sort_keys=True), iteration_settings, tuple(blocks), specs,
+           tuple(opponent_digest(spec) for spec in specs), config.league.fast_compile, critic_only)
     if key not in _COMPILED:
-        heuristics = [make_heuristic(spec, env.config) for spec in specs]
+        opponents = [make_opponent(spec, config.rules_config) for spec in specs]
         scale = input_scale(compile_rules(env.config))
-        _COMPILED[key] = make_iteration(env, settings, blocks, heuristics, scale,
-                                        _FAST_COMPILE if config.league.fast_compile else None)
+        _COMPILED[key] = make_iteration(env, iteration_settings, blocks, opponents, scale,
+                                        _FAST_COMPILE if config.league.fast_compile else None, critic_only=critic_only)
     return env, settings, _COMPILED[key]
 
 
@@ -259,13 +270,25 @@ def _read_arrays(path: Path, template: list[np.ndarray]) -> list[np.ndarray]:
     return loaded
 
 
-def _check_runner(runner: Runner, env: Any, config: LeagueExperiment, iteration: int, path: Path) -> None:
-    """RunDirError naming `path` unless the restored runner is one the run can have reached: the
-    learner's seats, the failed-answer floors, the optimizer's update counts and second moments,
-    and environments whose observation and mask are what the engine computes from their rules
-    fields (`tacocat_env.batch.convert.rebuild`)."""
+def _check_optimizer(opt_state: Any, updates: int, what: str, iteration: int, path: Path) -> None:
+    """RunDirError naming `path` unless the optimizer state has made `updates` steps and its
+    second moments are not negative."""
     import optax
 
+    counts = [np.asarray(x) for x in jax.tree.leaves(opt_state) if jnp.issubdtype(x.dtype, jnp.integer)]
+    if any((c != updates).any() for c in counts):
+        raise RunDirError(f"{path}: the {what}'s step counts must be {updates} at iteration {iteration}")
+    if any((np.asarray(x) < 0).any() for x in jax.tree.leaves(optax.tree_utils.tree_get(opt_state, "nu"))):
+        raise RunDirError(f"{path}: Adam's second moments must not be negative")
+
+
+def _check_runner(runner: Runner, critic_opt: Any, env: Any, config: LeagueExperiment, iteration: int,
+                  path: Path) -> None:
+    """RunDirError naming `path` unless the restored runner is one the run can have reached: the
+    learner's seats, the failed-answer floors, the optimizers' update counts (PPO's after the
+    critic's warm-up, the warm-up's during it) and second moments, and environments whose
+    observation and mask are what the engine computes from their rules fields
+    (`tacocat_env.batch.convert.rebuild`)."""
     from tacocat_env.batch.convert import rebuild
 
     seat, floor = np.asarray(runner.seat), np.asarray(runner.floor)
@@ -273,12 +296,11 @@ def _check_runner(runner: Runner, env: Any, config: LeagueExperiment, iteration:
         raise RunDirError(f"{path}: the learner's seats must be 0 or 1")
     if floor.min() < 0 or floor.max() > max(config.rules_config.values):
         raise RunDirError(f"{path}: the failed-answer floors must be card values")
-    updates = iteration * config.algo.n_epochs * (config.n_envs * config.algo.n_steps // config.algo.batch_size)
-    counts = [np.asarray(x) for x in jax.tree.leaves(runner.opt_state) if jnp.issubdtype(x.dtype, jnp.integer)]
-    if any((c != updates).any() for c in counts):
-        raise RunDirError(f"{path}: the optimizer's step counts must be {updates} at iteration {iteration}")
-    if any((np.asarray(x) < 0).any() for x in jax.tree.leaves(optax.tree_utils.tree_get(runner.opt_state, "nu"))):
-        raise RunDirError(f"{path}: Adam's second moments must not be negative")
+    per_iteration = config.algo.n_epochs * (config.n_envs * config.algo.n_steps // config.algo.batch_size)
+    warmup = min(iteration, config.league.critic_warmup)
+    _check_optimizer(runner.opt_state, (iteration - warmup) * per_iteration, "optimizer", iteration, path)
+    if critic_opt is not None:
+        _check_optimizer(critic_opt, warmup * per_iteration, "critic warm-up optimizer", iteration, path)
     state = runner.env_state
     derived = ("observation", "legal_action_mask", "terminated", "truncated", "rewards")
     fields = {f.name: np.asarray(getattr(state, f.name)) for f in dataclasses.fields(state) if f.name not in derived}
@@ -304,15 +326,35 @@ def export_policy(params: Params, path: Path, config: LeagueExperiment, timestep
 # ---------------------------------------------------------------------------------------
 # the trainer
 # ---------------------------------------------------------------------------------------
+def initial_actor(spec: str, config: LeagueExperiment) -> list[tuple[jax.Array, jax.Array]]:
+    """The actor of the policy file that agent `spec` plays (`league.init_actor`), as the
+    learner's parameters (`network.actor_from_layers`; validation checked its rules and shape)."""
+    from agents.registry import make_agent
+
+    agent = make_agent(spec)
+    return actor_from_layers(agent.layers, input_scale(compile_rules(config.rules_config)))  # type: ignore[attr-defined]
+
+
 class LeagueTrainer:
-    progress_fields = ("learner_steps", "decisions_dropped", "games", "learner_win_rate", "policy_loss", "value_loss",
-                       "entropy", "approx_kl", "pool_size")
+    progress_fields: tuple[str, ...] = (
+        "learner_steps", "decisions_dropped", "games", "learner_win_rate", "policy_loss", "value_loss", "entropy",
+        "approx_kl", "pool_size")
 
     def __init__(self, config: LeagueExperiment) -> None:
         self.config, self.league = config, config.league
         self.env, self.settings, self.iteration_fn = build(config)
         self.blocks = blocks_of(config)
         self.runner = init_runner(self.env, self.settings, jax.random.key(config.seed))
+        if self.league.init_actor is not None:  # warm start; Adam's moments are zeros whatever the weights
+            self.runner = self.runner._replace(
+                params={**self.runner.params, "actor": initial_actor(self.league.init_actor, config)})
+        #: the critic's warm-up: its iteration and its own optimizer state (None without one)
+        self.warmup_fn, self.critic_opt = None, None
+        if self.league.critic_warmup:
+            self.warmup_fn = build(config, critic_only=True)[2]
+            warmup_settings = dataclasses.replace(self.settings, anneal_updates=0)
+            self.critic_opt = make_optimizer(warmup_settings).init(self.runner.params["critic"])
+            self.progress_fields = (*LeagueTrainer.progress_fields, "critic_warmup")
         self.pool = SnapshotPool(self.runner.params, self.league.snapshot_pool)
         self.rng = np.random.default_rng(config.seed)
         self.per_iteration = self.settings.n_envs * self.settings.n_steps
@@ -325,21 +367,36 @@ class LeagueTrainer:
     def iterate(self) -> dict[str, Any]:
         league, pool = self.league, self.pool
         snapshot_ids = pool.draw(self.rng, league.snapshot_slots, league.sampling, league.pfsp_power)
-        self.runner, metrics = self.iteration_fn(self.runner, pool.arrays, jnp.asarray(snapshot_ids))
+        warming = self.iteration < league.critic_warmup
+        if warming:
+            self.runner, self.critic_opt, metrics = self.warmup_fn(self.runner, pool.arrays, jnp.asarray(snapshot_ids),
+                                                                   self.critic_opt)
+        else:
+            self.runner, metrics = self.iteration_fn(self.runner, pool.arrays, jnp.asarray(snapshot_ids))
         metrics = jax.device_get(metrics)
         self.iteration += 1
         games, wins = metrics["games_per_row"], metrics["wins_per_row"]
         pool.record(self.blocks, snapshot_ids, games, wins)
         if self.iteration % league.snapshot_every == 0:
             pool.add(self.runner.params)
-        return {"learner_steps": int(metrics["learner_steps"]), "decisions_dropped": int(metrics["decisions_dropped"]),
-                "games": int(games.sum()), "learner_win_rate": float(wins.sum() / max(games.sum(), 1)),
-                "pool_size": pool.filled,
-                **{k: float(metrics[k]) for k in ("policy_loss", "value_loss", "entropy", "approx_kl")}}
+        row = {"learner_steps": int(metrics["learner_steps"]), "decisions_dropped": int(metrics["decisions_dropped"]),
+               "games": int(games.sum()), "learner_win_rate": float(wins.sum() / max(games.sum(), 1)),
+               "pool_size": pool.filled,
+               **{k: float(metrics[k]) for k in ("policy_loss", "value_loss", "entropy", "approx_kl")}}
+        if league.critic_warmup:
+            row["critic_warmup"] = int(warming)
+        return row
 
     # -- checkpoints ----------------------------------------------------------------------
+    def _state(self) -> tuple:
+        """The arrays a checkpoint holds: the runner, the pool and, with a critic warm-up, its
+        optimizer state."""
+        if self.critic_opt is None:
+            return self.runner, self.pool.arrays
+        return self.runner, self.pool.arrays, self.critic_opt
+
     def save(self, folder: Path) -> dict[str, Any]:
-        leaves = jax.tree.leaves(_plain((self.runner, self.pool.arrays)))
+        leaves = jax.tree.leaves(_plain(self._state()))
         np.savez(folder / ARRAYS, **{f"leaf_{i}": np.asarray(x) for i, x in enumerate(leaves)})
         return LeagueState(rng=self.rng.bit_generator.state, pool=self.pool.bookkeeping()).model_dump()
 
@@ -352,12 +409,13 @@ class LeagueTrainer:
         except ValidationError as err:
             raise RunDirError(f"{path}: trainer: {one_line(err)}") from None
         state.check_against(self.config, marker, path)
-        leaves, treedef = jax.tree.flatten(_plain((self.runner, self.pool.arrays)))
+        leaves, treedef = jax.tree.flatten(_plain(self._state()))
         loaded = _read_arrays(folder / ARRAYS, [np.asarray(x) for x in leaves])
-        runner, arrays = jax.tree.unflatten(treedef, [jnp.asarray(x) for x in loaded])
+        runner, arrays, *critic_opt = jax.tree.unflatten(treedef, [jnp.asarray(x) for x in loaded])
         runner = runner._replace(key=jax.random.wrap_key_data(runner.key))
-        _check_runner(runner, self.env, self.config, marker.iteration, folder / ARRAYS)
-        self.runner, self.iteration = runner, marker.iteration
+        critic_opt = critic_opt[0] if critic_opt else None
+        _check_runner(runner, critic_opt, self.env, self.config, marker.iteration, folder / ARRAYS)
+        self.runner, self.critic_opt, self.iteration = runner, critic_opt, marker.iteration
         self.pool.restore(arrays, state.pool.model_dump())
         self.rng.bit_generator.state = state.rng.model_dump()
 
