@@ -9,6 +9,8 @@
     tacocat evaluate runs/main_s0_<stamp>            # a finished run of any backend vs the ladder
     tacocat compare RUN_A RUN_B --opponent counter --deal-pairs 1000 --seed 2
     tacocat tune --config experiments/configs/tune_ppo.yaml --trials 20 --workers 2
+    tacocat exploit champion --seeds 3 --workers 2  # a best response to the champion: exploitability >= ...
+    tacocat exploit counter --preset skirmish --exact
 
 Also runnable as `python -m experiments.cli`. Matches and tournaments use the duplicate
 format: `--deal-pairs N` (old name `--games`) is the number of deal pairs (2N games, seats swapped on each deal).
@@ -429,6 +431,50 @@ def compare_command(
         out.mkdir(parents=True, exist_ok=True)
         (out / "compare.json").write_text(json.dumps(result, indent=2) + "\n")
         (out / "compare.md").write_text(text)
+
+
+@app.command("exploit")
+def exploit_command(
+    agent: str = typer.Argument(..., help="The agent to exploit: highcard, planner, counter, random, champion, "
+                                "league:path=... or rllib:path=... (deterministic=false: its sampling policy)."),
+    steps: Optional[int] = typer.Option(None, "--steps", help="Env steps per run (default: exploit.yaml's 12 M, "
+                                        "the champion's training budget)."),
+    seeds: int = typer.Option(1, "--seeds", help="Training runs, seeds S, S+1, ... (--seed S)."),
+    seed: int = typer.Option(0, "--seed", help="The first run's seed."),
+    init: Optional[str] = typer.Option(None, "--init", help="agent: start the actor as AGENT's network, its critic "
+                                       "warmed up first (default where AGENT has one); scratch: a fresh actor."),
+    preset: Optional[str] = typer.Option(None, "--preset", help="Train and evaluate on these preset rules "
+                                         "(tacocat_env.presets; default: the R1 rules)."),
+    deal_pairs: int = typer.Option(1000, "--deal-pairs", "-n", help="Deal pairs of each exploiter against AGENT."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output folder: one run per seed, exploit.json, "
+                                       "learning_curve.png (default: runs/exploit_<agent>[_<preset>])."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the unfinished runs in --out, reuse finished ones."),
+    workers: int = typer.Option(1, "--workers", "-w", help="Worker processes of the evaluation matches."),
+    exact: bool = typer.Option(False, "--exact", help="Instead: AGENT's exact NashConv and best-response values on "
+                               "--preset (a tabular policy on the enumerated game tree)."),
+    sampling: bool = typer.Option(False, "--sampling", help="With --exact: AGENT's sampling policy, not its greedy one."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
+) -> None:
+    """A best response to the frozen AGENT, trained by the league on the batch engine: its win
+    rate and expected return against AGENT, a lower bound on AGENT's exploitability (exploit.json)."""
+    if exact:
+        if preset is None:
+            raise ValueError("--exact needs --preset NAME: exact values need a game tree small enough to enumerate")
+        from experiments.exploit.exact import exact_report, format_report
+
+        typer.echo(format_report(exact_report(agent, preset, sampling=sampling, progress=progress)))
+        return
+    if sampling:
+        raise ValueError("--sampling applies with --exact; for training, give AGENT as a spec with deterministic=false")
+    from experiments.exploit.approximate import REPORT, format_table, plan_exploit, run_exploit
+
+    if out is not None:
+        _check_output_dir(out, "--out")
+    plan = plan_exploit(agent, steps=steps, seeds=seeds, first_seed=seed, init=init, preset=preset,
+                        deal_pairs=deal_pairs, out=out, workers=workers, resume=resume)
+    report = run_exploit(plan, progress=progress)
+    typer.echo(format_table(report))
+    typer.echo(f"wrote {plan.out / REPORT} and {report['curve']}")
 
 
 @app.command("tune")
