@@ -24,6 +24,9 @@ from tacocat_env.config import RulesConfig
 #: `player` of a chance node and of a terminal node (decision nodes hold 0 or 1)
 CHANCE = -1
 TERMINAL = -2
+#: the version of the arrays `enumerate_tree` builds (what they hold, in which order); bump it
+#: when either changes, so that trees cached by `tacocat_env.exact.store` are rebuilt
+TREE_FORMAT = 1
 
 
 @dataclass(frozen=True, eq=False)
