@@ -312,3 +312,70 @@ def test_bad_specs_and_options_are_one_line_value_errors(spec: str, options: dic
     assert message in one_line(excinfo)
     if spec == "nosuch":
         assert isinstance(excinfo.value, AgentSpecError)
+
+
+# ---------------------------------------------------------------------------------------
+# the exact report (experiments.exploit.exact)
+# ---------------------------------------------------------------------------------------
+@pytest.fixture(autouse=True)
+def tree_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Trees that `load_tree` enumerates are cached in the test's own folder."""
+    monkeypatch.setenv("TACOCAT_CACHE", str(tmp_path / "trees"))
+    return tmp_path / "trees"
+
+
+def test_the_exact_report_is_openspiels_nash_conv_and_the_same_when_rerun() -> None:
+    from experiments.exploit.exact import exact_report, format_report
+
+    report = exact_report("planner", "tiny")
+    cached = pyspiel.load_game("cached_tree(game=python_tacocat(preset=tiny))")
+    assert report.nash_conv == pytest.approx(pyspiel.nash_conv(cached, tabular_policy(load_game("tiny"), "planner")[0]),
+                                             abs=1e-9)
+    assert (report.preset, report.ruleset_hash) == ("tiny", preset_config("tiny").ruleset_hash())
+    assert (report.histories, report.information_states) == (1643, 270)
+    assert sum(report.policy_values) == pytest.approx(0.0, abs=1e-12)  # zero-sum
+    assert report.nash_conv == pytest.approx(sum(report.best_response_values) - sum(report.policy_values), abs=1e-12)
+    assert report.exploitability == report.nash_conv / 2
+    again = exact_report("planner", "tiny")
+    assert again.model_dump(exclude={"seconds"}) == report.model_dump(exclude={"seconds"})
+    text = format_report(report)
+    assert f"NashConv {report.nash_conv:.6f}, exploitability {report.exploitability:.6f}" in text
+    assert "best response as player_1: +0.200000 per game; the agent as player_0 gets -0.200000 against it " \
+           "(+0.000000 against itself)" in text  # docs/OPENSPIEL.md: planner's NashConv on tiny is 0.4000
+    uniform = exact_report("random", "tiny")
+    assert uniform.nash_conv == pytest.approx(0.9714285714, abs=1e-9)  # pinned in tests/test_openspiel.py
+
+
+def test_the_exact_report_of_a_sampling_network(tmp_path: Path) -> None:
+    from experiments.exploit.exact import exact_report, format_report
+    from tacocat_env.exact.best_response import nash_conv
+
+    spec = f"league:path={mlp_file(tmp_path, 'tiny')}"
+    report = exact_report(spec, "tiny", sampling=True)
+    assert report.nash_conv == pytest.approx(nash_conv(tree("tiny"), agent_policy(tree("tiny"), spec, sampling=True)),
+                                             abs=1e-12)
+    assert report.sampling and "sampling" in format_report(report)
+    assert report.nash_conv != pytest.approx(exact_report(spec, "tiny").nash_conv)
+
+
+@pytest.mark.parametrize(("spec", "preset", "options", "message"), [
+    ("planner", "nosuch", {}, "unknown rules preset 'nosuch'"),
+    ("planner", "default", {}, "is too large to enumerate: about"),
+    ("nosuch", "tiny", {}, "unknown agent 'nosuch'"),
+    ("champion", "tiny", {}, f"this game uses {preset_config('tiny').ruleset_hash()}"),
+    ("counter", "tiny", {"samples": 0}, "samples must be >= 1, got 0"),
+])
+def test_the_exact_report_refuses_bad_input_before_enumerating(monkeypatch: pytest.MonkeyPatch, tree_cache: Path,
+                                                               spec: str, preset: str, options: dict,
+                                                               message: str) -> None:
+    from experiments.exploit.exact import exact_report
+    from tacocat_env.exact import store
+
+    def no_tree(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the tree was enumerated")
+
+    monkeypatch.setattr(store, "enumerate_tree", no_tree)
+    with pytest.raises(ValueError) as excinfo:
+        exact_report(spec, preset, **options)
+    assert message in one_line(excinfo)
+    assert not tree_cache.exists()  # nothing written
