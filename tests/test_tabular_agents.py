@@ -42,6 +42,13 @@ def tree(preset: str) -> GameTree:
     return enumerate_tree(preset_config(preset))
 
 
+@pytest.fixture(autouse=True)
+def tree_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Trees that `load_tree` enumerates are cached in the test's own folder."""
+    monkeypatch.setenv("TACOCAT_CACHE", str(tmp_path / "trees"))
+    return tmp_path / "trees"
+
+
 def sizes(preset: str) -> tuple[int, int]:
     """(observation size, number of action ids) of a preset."""
     rules = compile_rules(preset_config(preset))
@@ -317,13 +324,6 @@ def test_bad_specs_and_options_are_one_line_value_errors(spec: str, options: dic
 # ---------------------------------------------------------------------------------------
 # the exact report (experiments.exploit.exact)
 # ---------------------------------------------------------------------------------------
-@pytest.fixture(autouse=True)
-def tree_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """Trees that `load_tree` enumerates are cached in the test's own folder."""
-    monkeypatch.setenv("TACOCAT_CACHE", str(tmp_path / "trees"))
-    return tmp_path / "trees"
-
-
 def test_the_exact_report_is_openspiels_nash_conv_and_the_same_when_rerun() -> None:
     from experiments.exploit.exact import exact_report, format_report
 
