@@ -38,7 +38,7 @@ from agents.mlp_agent import MLPPolicyAgent
 from agents.policy_file import ACTIVATIONS, PolicyFileError
 from agents.random_agent import RandomAgent
 from agents.registry import make_agent
-from agents.trained import PPOAgent
+from agents.trained import ModelFileError, PPOAgent
 from tacocat_env.config import RulesConfig
 from tacocat_env.exact.tree import GameTree
 from tacocat_env.observation import ObservationLayout, encode
@@ -60,11 +60,12 @@ def prepare_agent(spec: str | Agent, rules: RulesConfig) -> Agent:
         ruleset = compile_rules(rules)
         agent.check_ruleset(ruleset.hash)  # one line: "<file> was trained for ruleset A, this game uses B"
         expected = ObservationLayout(ruleset).size
-        size = (agent.meta["observation_size"] if isinstance(agent, MLPPolicyAgent)
-                else agent.policy.observation_space.shape[0])
+        if isinstance(agent, MLPPolicyAgent):
+            size, error = agent.meta["observation_size"], PolicyFileError
+        else:
+            size, error = agent.policy.observation_space.shape[0], ModelFileError
         if size != expected:
-            raise PolicyFileError(f"{agent.path} takes observations of size {size}, ruleset {ruleset.hash} "
-                                  f"gives {expected}")
+            raise error(f"{agent.path} takes observations of size {size}, ruleset {ruleset.hash} gives {expected}")
     return agent
 
 

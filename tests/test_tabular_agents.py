@@ -26,6 +26,7 @@ from agents.openspiel_agents import tabular_policy
 from agents.policy_file import PolicyFileError, save_policy
 from agents.registry import AgentSpecError, make_agent
 from agents.tabular import agent_policy, draw_generator, observations, states_at
+from agents.trained import ModelFileError
 from tacocat_env.exact.best_response import combine
 from tacocat_env.exact.tabular import to_policy_table
 from tacocat_env.exact.tree import GameTree, enumerate_tree
@@ -298,11 +299,11 @@ def test_a_policy_for_other_rules_is_refused_naming_both_rulesets(tmp_path: Path
     with pytest.raises(PolicyFileError) as excinfo:
         agent_policy(tree("tiny"), "champion")
     assert f"this game uses {tiny}" in one_line(excinfo)
-    with pytest.raises(ValueError) as excinfo:
+    with pytest.raises(ModelFileError) as excinfo:
         agent_policy(tree("tiny"), f"ppo:path={sb3_file(tmp_path, 'skirmish')}")
     assert f"trained for ruleset {skirmish}, this game uses {tiny}" in one_line(excinfo)
     obs, _ = sizes("tiny")
-    with pytest.raises(ValueError) as excinfo:
+    with pytest.raises(ModelFileError) as excinfo:
         agent_policy(tree("tiny"), f"ppo:path={sb3_file(tmp_path, 'tiny', observation_size=obs + 1)}")
     assert f"takes observations of size {obs + 1}, ruleset {tiny} gives {obs}" in one_line(excinfo)
 
