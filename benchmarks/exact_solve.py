@@ -33,6 +33,7 @@ import math
 import multiprocessing
 import os
 import resource
+import shlex
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -177,7 +178,7 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
     by_time.set_xlabel("solver seconds (NashConv checks excluded)")
     by_iteration.set_xlabel("CFR+ iterations")
     by_time.set_ylabel("NashConv of the average policy")
-    by_time.legend(fontsize=8)
+    by_time.legend(fontsize=8, loc="lower left")
     fig.suptitle("Vectorized CFR+ on the exact game trees")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -213,7 +214,7 @@ def main() -> None:
         from tacocat_env.stamp import stamp
 
         info = {**stamp(), "load_average": load_average(), "target": args.target,
-                "command": "python benchmarks/exact_solve.py " + " ".join(sys.argv[1:])}
+                "command": "python benchmarks/exact_solve.py " + shlex.join(sys.argv[1:])}
         jobs = [(name, None) for name in filter(None, args.presets.split(","))]
         for spec in args.ruleset:
             name, _, rules = spec.partition("=")

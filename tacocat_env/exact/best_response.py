@@ -4,8 +4,8 @@ A policy is an array `(n_infosets, max_actions)` over the columns of `tree.legal
 holds both players' rows (`combine` builds one from two). Values are expected returns of the
 player in question (player_1's return is minus player_0's: the game is zero-sum).
 
-A best response of player p to the other player's rows is found on p's sequences (perfect
-recall, R7): every terminal's utility for p, weighted by the opponent's and chance's reach, is
+A best response of player p to the other player's rows is found on p's sequences (the
+information states have perfect recall, `tacocat_env.exact.levels.PlayerIndex`): every terminal's utility for p, weighted by the opponent's and chance's reach, is
 summed onto p's last sequence before it; then p's information states are solved from the
 deepest (most own decisions before them) to the shallowest, each taking its best column and
 passing that value to the sequence that leads to it. The empty sequence ends with the

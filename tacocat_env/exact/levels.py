@@ -24,10 +24,11 @@ _INDEXES: weakref.WeakKeyDictionary[GameTree, TreeIndex] = weakref.WeakKeyDictio
 class PlayerIndex:
     """One player's decisions and sequences.
 
-    A sequence is the player's own history of (information state, column) choices. Perfect
-    recall (R7: every information state remembers the player's own moves) makes the sequence
-    that leads to an information state the same in all its histories, so the player's
-    information states form a tree: `parent_seq` (0 = the empty sequence, else
+    A sequence is the player's own history of (information state, column) choices. The
+    adapter's information state is the player's whole history (its cards, its own moves and
+    every public event, R7.1-R7.2), so it has perfect recall: the sequence that leads to an
+    information state is the same in all its histories (checked when the index is built), and
+    the player's information states form a tree: `parent_seq` (0 = the empty sequence, else
     `1 + infoset * max_actions + column`) and `groups`, the player's information states grouped
     by how many own decisions precede them, deepest group first (children before parents).
 
@@ -35,7 +36,7 @@ class PlayerIndex:
       children    int64  nodes whose parent is one of the player's decision nodes
       last_seq    int64  per node: the player's last sequence on the path to it
       parent_seq  int64  per information state: the sequence leading to it (-1: other player's)
-      groups      list of int64 arrays, deepest first
+      groups      int64 arrays, deepest first
     """
 
     infosets: np.ndarray

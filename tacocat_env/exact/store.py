@@ -35,11 +35,13 @@ from tacocat_env.config import RulesConfig
 from tacocat_env.engine import GameState
 from tacocat_env.exact.tree import TREE_FORMAT, GameTree, enumerate_tree
 
-#: the most histories `load_tree` enumerates (jumbo has 1.06 M; at about 0.1 ms and
-#: `BYTES_PER_HISTORY` a history, 3 M is about 5 minutes and 2 GB of enumeration)
+#: the most histories `load_tree` enumerates: jumbo (1.06 M) and the 1.36 M tree of deck
+#: 1:4 2:4 3:4 on board 3 3 3 each took about 3 minutes to enumerate and 5 to solve to NashConv
+#: 1e-3 here (docs/results/exact_solve.json), so 2 M stays well within 30 minutes and 1 GB
 MAX_HISTORIES = 2_000_000
-#: peak memory of an enumeration per history (measured on jumbo: Python lists and the tree)
-BYTES_PER_HISTORY = 400
+#: peak memory per history of enumerating and solving a tree (measured: 292 MB for jumbo's
+#: 1.06 M histories, 338 MB for 1.36 M, the whole process)
+BYTES_PER_HISTORY = 300
 #: random paths of the sampled size estimate (about 1 s)
 PROBES = 256
 #: the most distinct positions the count memoizes (each entry is a key string and a count)
