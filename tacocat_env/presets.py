@@ -20,7 +20,7 @@ skirmish  1:6 2:6               3 3 3  1          1            a deal of 3: afte
                                                                answered by a defence or a sacrifice
                                                                (R5.5), the trick's winner (R5.6); the
                                                                CI preset with attacks
-jumbo     1:8 2:8               4 4 4  1          1            a deal of 4: attacks with singles and
+jumbo     1:4 2:12              4 4 4  1          1            a deal of 4: attacks with singles and
                                                                with sets of two (R5.3 jumbo), each card
                                                                answered in order (R5.5), a trick lost
                                                                by one failed answer (R5.6) and the
@@ -31,8 +31,10 @@ A deal of 2 has no attacks: the duel leaves one card each (R5.2). A deal of 3 le
 after the duel, so one single attack; a deal of 4 leaves three, so a set of two or two singles.
 Sequences (R5.3) need three cards to attack with and one to keep after the duel, so a deal of 5
 and three card values: no such preset is small enough to enumerate (with three values a deal of
-4 already has about 143 M histories). A deck of two values is the smallest that R1.7 allows for a
-deal of 4 (16 cards). A board of three spaces needs
+4 already has about 143 M histories). Two values and 16 cards are the smallest deck R1.7 allows for a
+deal of 4. Jumbo's deck has few 1s on purpose: with eight of each value (1:8 2:8) a player nearly
+always holds a 1 to keep for the showdown, and a pure policy trained by the league had NashConv
+0 there (every round void), which leaves nothing to measure. A board of three spaces needs
 two decisive rounds won by the same player to reach a goal, so one-round presets pay the round
 result through ``round_reward`` (the engine's round shaping; every game is truncated after its
 round, R1.5, with no game result). `docs/OPENSPIEL.md` gives the size of each preset's game
@@ -51,7 +53,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "small": {"deck": {1: 2, 2: 2, 3: 2, 4: 2}, "board": (2, 2, 2), "max_rounds": 1, "round_reward": 1.0},
     "race": {"deck": {1: 4, 2: 4}, "board": (2, 2, 2), "max_rounds": 2},
     "skirmish": {"deck": {1: 6, 2: 6}, "board": (3, 3, 3), "max_rounds": 1, "round_reward": 1.0},
-    "jumbo": {"deck": {1: 8, 2: 8}, "board": (4, 4, 4), "max_rounds": 1, "round_reward": 1.0},
+    "jumbo": {"deck": {1: 4, 2: 12}, "board": (4, 4, 4), "max_rounds": 1, "round_reward": 1.0},
 }
 
 
