@@ -35,17 +35,18 @@ from tacocat_env.config import RulesConfig
 from tacocat_env.engine import GameState
 from tacocat_env.exact.tree import TREE_FORMAT, GameTree, enumerate_tree
 
-#: the most histories `load_tree` enumerates: jumbo (1.06 M) and the 1.36 M tree of deck
-#: 1:4 2:4 3:4 on board 3 3 3 each took about 3 minutes to enumerate and 5 to solve to NashConv
-#: 1e-3 here (docs/results/exact_solve.json), so 2 M stays well within 30 minutes and 1 GB
+#: the most histories `load_tree` enumerates: the 1.36 M histories of deck 1:4 2:4 3:4 on
+#: board 3 3 3 took under 3 minutes to enumerate and under 1 to solve to NashConv 1e-3 here
+#: (docs/results/exact_solve.json), so 2 M stays well within 30 minutes and 1 GB
 MAX_HISTORIES = 2_000_000
-#: peak memory per history of enumerating and solving a tree (measured: 292 MB for jumbo's
-#: 1.06 M histories, 338 MB for 1.36 M, the whole process)
+#: peak memory per history of enumerating and solving a tree (measured, the whole process:
+#: 339 MB for those 1.36 M histories, 292 MB for the 1.06 M of deck 1:8 2:8 on board 4 4 4)
 BYTES_PER_HISTORY = 300
 #: random paths of the sampled size estimate (about 1 s)
 PROBES = 256
-#: the most distinct positions the count memoizes (each entry is a key string and a count)
-MAX_MEMO = 2_000_000
+#: the most distinct positions the count memoizes (each entry is a key string of about 200
+#: characters and a count: 500,000 are about 150 MB)
+MAX_MEMO = 500_000
 #: the largest information-state key file a cache may hold, per information state
 MAX_KEY_BYTES = 1 << 16
 
