@@ -54,6 +54,8 @@ from tacocat_env.stamp import stamp as source_stamp
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
 DOCS = ROOT / "docs" / "BENCHMARKS.md"
+#: every docs page that carries results blocks (`--write-docs`, `--check`)
+PAGES = (DOCS, ROOT / "docs" / "EXPLOITABILITY.md")
 SEED = 2026
 
 LADDER = ["random", "highcard", "planner", "counter", "search"]
@@ -69,6 +71,10 @@ SIZES: dict[str, Any] = {
     "training": 3,
     "champion": {"search": 1000, "counter": 1000, "planner": 500, "search:simulations=24": 300,
                  "search:simulations=200": 200},
+    # exact tables on the presets; the approximate best response validated on jumbo; on the
+    # full game, `tacocat exploit` per agent (env steps, seeds, deal pairs)
+    "exploitability": {"validation_steps": 4_000_000, "validation_deal_pairs": 200,
+                       "full_steps": 12_000_000, "full_seeds": 3, "full_deal_pairs": 1000},
 }
 BELIEF_OPPONENTS = ["counter:sacrifice_rate=0.2"]
 BELIEF_MODES = ["on", "off", "soft"]
@@ -383,6 +389,40 @@ def plot_training(data: dict[str, Any], path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
+EXACT_PRESETS = ["tiny", "small", "skirmish", "jumbo"]
+VALIDATION = {"preset": "jumbo", "agents": ["random", "counter", "trained"]}
+FULL_GAME_AGENTS = ["highcard", "planner", "counter", "champion"]
+
+
+def run_exploitability(size: dict[str, int], workers: int) -> dict[str, Any]:
+    """benchmarks/exploitability.py's three parts: exact NashConv on every preset, the
+    approximate best response against the exact one on jumbo, and on the full game."""
+    import tempfile
+
+    from benchmarks import exploitability as ex
+
+    out = Path(tempfile.mkdtemp(prefix="regenerate_exploitability_"))
+    return {
+        "exact": ex.exact_table(EXACT_PRESETS, out=out / "exact"),
+        "validation": ex.validation(VALIDATION["preset"], VALIDATION["agents"], size["validation_steps"],
+                                    out / "validation", deal_pairs=size["validation_deal_pairs"], workers=workers),
+        "full": ex.full_game(FULL_GAME_AGENTS, size["full_steps"], size["full_seeds"], out / "full",
+                             deal_pairs=size["full_deal_pairs"], workers=workers) if size["full_steps"] > 2 else [],
+    }
+
+
+def render_exploitability(data: dict[str, Any]) -> str:
+    from benchmarks import exploitability as ex
+
+    parts = ["**Exact NashConv on the presets** (0 at an equilibrium; exploitability is half of it):", "",
+             ex.render_exact(data["exact"]), "", "**The approximate best response against the exact one:**", "",
+             ex.render_validation(data["validation"])]
+    if data["full"]:
+        parts += ["", "**The full game** (a lower bound on exploitability: the exploiter's expected return):", "",
+                  ex.render_full(data["full"])]
+    return "\n".join(parts)
+
+
 SECTIONS: dict[str, tuple[Callable[..., dict[str, Any]], Callable[[dict[str, Any]], str]]] = {
     "ladder": (run_ladder, render_ladder),
     "counter": (run_counter, render_counter),
@@ -392,6 +432,7 @@ SECTIONS: dict[str, tuple[Callable[..., dict[str, Any]], Callable[[dict[str, Any
     "search_speed": (run_search_speed, render_search_speed),
     "champion": (run_champion, render_champion),
     "training": (run_training, render_training),
+    "exploitability": (run_exploitability, render_exploitability),
 }
 #: sections that also draw a figure from their results: <out>/<section>.png
 FIGURES: dict[str, Callable[[dict[str, Any], Path], None]] = {"budget": plot_budget, "training": plot_training}
@@ -481,8 +522,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="only check the docs against the JSON")
     args = parser.parse_args(argv)
     if args.check:
-        stale = stale_blocks(DOCS, args.out)
-        print("docs match the results JSON" if not stale else f"stale results blocks in {DOCS}: {', '.join(stale)}")
+        stale = {page.name: stale_blocks(page, args.out) for page in PAGES}
+        stale = {page: sections for page, sections in stale.items() if sections}
+        print("docs match the results JSON" if not stale else "stale results blocks: " + "; ".join(
+            f"{page}: {', '.join(sections)}" for page, sections in stale.items()))
         return 1 if stale else 0
     sections = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = [s for s in sections if s not in SECTIONS]
@@ -509,7 +552,7 @@ def main(argv: list[str] | None = None) -> int:
             FIGURES[section](results, args.out / f"{section}.png")
         print(render(section, data), flush=True)
     if not args.no_docs and args.out == RESULTS:
-        print("docs blocks updated:", ", ".join(write_docs()) or "none")
+        print("docs blocks updated:", ", ".join(s for page in PAGES for s in write_docs(page)) or "none")
     return 0
 
 
