@@ -438,7 +438,7 @@ def exploit_command(
     agent: str = typer.Argument(..., help="The agent to exploit: highcard, planner, counter, random, champion, "
                                 "league:path=... or rllib:path=... (deterministic=false: its sampling policy)."),
     steps: Optional[int] = typer.Option(None, "--steps", help="Env steps per run (default: exploit.yaml's 12 M, "
-                                        "the champion's training budget)."),
+                                        "main.yaml's budget; the champion trained for 40 M)."),
     seeds: int = typer.Option(1, "--seeds", help="Training runs, seeds S, S+1, ... (--seed S)."),
     seed: int = typer.Option(0, "--seed", help="The first run's seed."),
     init: Optional[str] = typer.Option(None, "--init", help="agent: start the actor as AGENT's network, its critic "
