@@ -170,15 +170,15 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
     fig, (by_time, by_iteration) = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     for r in results:
         iterations, conv, seconds, _ = zip(*r["cfr_plus"])
-        by_time.loglog(seconds, conv, marker=".", label=f"{r['name']} ({r['histories']:,} histories)")
-        by_iteration.loglog(iterations, conv, marker=".", label=r["name"])
+        by_time.loglog(seconds, conv, marker=".")
+        by_iteration.loglog(iterations, conv, marker=".", label=f"{r['name']} ({r['histories']:,} histories)")
     for ax in (by_time, by_iteration):
         ax.axhline(results[0]["target"], color="grey", linestyle=":", linewidth=1)
         ax.grid(True, which="both", alpha=0.3)
     by_time.set_xlabel("solver seconds (NashConv checks excluded)")
     by_iteration.set_xlabel("CFR+ iterations")
     by_time.set_ylabel("NashConv of the average policy")
-    by_time.legend(fontsize=8, loc="lower left")
+    by_iteration.legend(fontsize=8, loc="upper right")
     fig.suptitle("Vectorized CFR+ on the exact game trees")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
