@@ -1,6 +1,6 @@
 """Exact solving of the rule presets: enumeration, then vectorized CFR+ to a NashConv target.
 
-    python benchmarks/exact_solve.py                                  # tiny, small, skirmish, jumbo
+    python benchmarks/exact_solve.py                                  # every preset but race
     python benchmarks/exact_solve.py --presets skirmish --target 1e-4
     python benchmarks/exact_solve.py --ruleset 'three={"deck": {"1": 4, "2": 4, "3": 4},
         "board": [3, 3, 3], "max_rounds": 1, "round_reward": 1}'     # a ruleset that is no preset
@@ -43,7 +43,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results" / "exact_solve.json"
 PLOT = ROOT / "docs" / "img" / "exact_cfr_plus.png"
-DEFAULT_PRESETS = "tiny,small,skirmish,jumbo"
+DEFAULT_PRESETS = "tiny,small,skirmish,jumbo,trio,grand"
 #: OpenSpiel CFR+ iterations timed per preset (small is slow there: a few only)
 DEFAULT_ANCHOR = "tiny:50,skirmish:20,small:3"
 

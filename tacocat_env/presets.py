@@ -25,6 +25,13 @@ jumbo     1:4 2:12              4 4 4  1          1            a deal of 4: atta
                                                                answered in order (R5.5), a trick lost
                                                                by one failed answer (R5.6) and the
                                                                attacker attacking again (R5.7)
+trio      1:4 2:4 3:4           3 3 3  1          1            skirmish with three card values: the
+                                                               single attack has a card to beat
+grand     1:5 2:15              5 5 5  1          1            a deal of 5: sets of three (R5.3), two
+                                                               attacks in one round, a set of two
+                                                               answered card by card; the largest
+                                                               preset solved exactly here (3.4 M
+                                                               histories, docs/EXPLOITABILITY.md)
 ========= ==================== ====== ========== ============ ==========================================
 
 A deal of 2 has no attacks: the duel leaves one card each (R5.2). A deal of 3 leaves two cards
@@ -54,6 +61,8 @@ PRESETS: dict[str, dict[str, Any]] = {
     "race": {"deck": {1: 4, 2: 4}, "board": (2, 2, 2), "max_rounds": 2},
     "skirmish": {"deck": {1: 6, 2: 6}, "board": (3, 3, 3), "max_rounds": 1, "round_reward": 1.0},
     "jumbo": {"deck": {1: 4, 2: 12}, "board": (4, 4, 4), "max_rounds": 1, "round_reward": 1.0},
+    "trio": {"deck": {1: 4, 2: 4, 3: 4}, "board": (3, 3, 3), "max_rounds": 1, "round_reward": 1.0},
+    "grand": {"deck": {1: 5, 2: 15}, "board": (5, 5, 5), "max_rounds": 1, "round_reward": 1.0},
 }
 
 

@@ -35,12 +35,12 @@ from tacocat_env.config import RulesConfig
 from tacocat_env.engine import GameState
 from tacocat_env.exact.tree import TREE_FORMAT, GameTree, enumerate_tree
 
-#: the most histories `load_tree` enumerates: the 1.36 M histories of deck 1:4 2:4 3:4 on
-#: board 3 3 3 took under 3 minutes to enumerate and under 1 to solve to NashConv 1e-3 here
-#: (docs/results/exact_solve.json), so 2 M stays well within 30 minutes and 1 GB
-MAX_HISTORIES = 2_000_000
+#: the most histories `load_tree` enumerates: the 3.41 M histories of the `grand` preset took
+#: about 12 minutes to enumerate and a few to solve to NashConv 1e-3 on the loaded 2-core machine
+#: (docs/results/exact_solve.json), so 4 M stays within 30 minutes and about 1.2 GB
+MAX_HISTORIES = 4_000_000
 #: peak memory per history of enumerating and solving a tree (measured, the whole process:
-#: 339 MB for those 1.36 M histories, 292 MB for the 1.06 M of deck 1:8 2:8 on board 4 4 4)
+#: 880 MB for grand's 3.41 M histories, 339 MB for trio's 1.36 M)
 BYTES_PER_HISTORY = 300
 #: random paths of the sampled size estimate (about 1 s)
 PROBES = 256
