@@ -390,7 +390,7 @@ def plot_training(data: dict[str, Any], path: Path) -> None:
 
 
 EXACT_PRESETS = ["tiny", "small", "skirmish", "jumbo"]
-VALIDATION = {"preset": "jumbo", "agents": ["random", "counter", "trained"]}
+VALIDATION = {"preset": "jumbo", "agents": ["random", "highcard", "counter", "trained"]}
 FULL_GAME_AGENTS = ["highcard", "planner", "counter", "champion"]
 
 
