@@ -2,7 +2,8 @@
 (`tacocat_env.exact.store`).
 
 The count equals the enumerated tree's size; a ruleset over the limit is refused in one line
-with its estimated size and memory, before anything is enumerated or written; the cached tree
+with its estimated size and memory, before anything is enumerated or written (one a thousand
+times over it, such as the default rules, from the estimate's first 16 paths); the cached tree
 equals the enumerated one array for array; a corrupt, truncated, foreign or pickled file is
 refused with one line naming it, never unpickled and never overwritten.
 """
@@ -17,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tacocat_env.config import make_config
+from preset_trees import preset_tree
+from tacocat_env.config import RulesConfig, make_config
 from tacocat_env.exact import store
 from tacocat_env.exact.best_response import nash_conv
 from tacocat_env.exact.store import (
@@ -30,7 +32,7 @@ from tacocat_env.exact.store import (
     load_tree,
     write_tree,
 )
-from tacocat_env.exact.tree import GameTree, enumerate_tree
+from tacocat_env.exact.tree import GameTree
 from tacocat_env.presets import preset_config
 
 ARRAYS = ("player", "parent", "action", "column", "chance_prob", "infoset", "utility", "level_starts",
@@ -48,7 +50,7 @@ def assert_same_tree(a: GameTree, b: GameTree) -> None:
 
 @pytest.fixture(scope="module")
 def tiny() -> GameTree:
-    return enumerate_tree(preset_config("tiny"))
+    return preset_tree("tiny")
 
 
 # ---------------------------------------------------------------------------------------
@@ -80,8 +82,29 @@ def test_a_tree_over_the_limit_is_refused_in_one_line(limit, how):
 
 
 def test_a_huge_tree_is_refused_from_its_estimate():
-    with pytest.raises(ValueError, match=r"about 1\.\de\+08 histories \(estimated .*GB of memory"):
+    """About 45 times over the limit: refused from all 256 paths (the first 16 do not cut it
+    short: they must put the tree at over 1,000 times the limit)."""
+    with pytest.raises(ValueError, match=r"about 1\.\de\+08 histories \(estimated from 256 random paths\), "
+                                         r"about \d+\.\d GB of memory"):
         check_enumerable(make_config(HUGE))
+
+
+def test_a_far_too_large_tree_is_refused_from_its_first_paths(monkeypatch):
+    """The default rules (R1): the first 16 paths put them at over 1e100 histories, so they are
+    refused without the other 240 paths (ten seconds) or the count."""
+    paths, sizes = [], store._path_sizes
+
+    def recorded(*args, **kwargs):
+        for size in sizes(*args, **kwargs):
+            paths.append(size)
+            yield size
+
+    monkeypatch.setattr(store, "_path_sizes", recorded)
+    monkeypatch.setattr(store, "count_histories", lambda *a, **k: pytest.fail("counted"))
+    with pytest.raises(TooLargeError, match=r"about \d\.\de\+\d{3} histories \(estimated from 16 random paths\), "
+                                            r"about \d\.\de\+\d{3} GB of memory") as info:
+        check_enumerable(RulesConfig())
+    assert len(paths) == 16 and "\n" not in str(info.value)
 
 
 def test_load_tree_refuses_before_enumerating_or_writing(tmp_path, monkeypatch):
@@ -106,7 +129,7 @@ def test_the_cached_tree_equals_the_enumerated_one(tmp_path, tiny, monkeypatch):
 
 
 def test_skirmish_round_trips(tmp_path):
-    tree = enumerate_tree(preset_config("skirmish"))
+    tree = preset_tree("skirmish")
     path = tmp_path / "t.npz"
     write_tree(tree, path)
     assert_same_tree(store.read_tree(path, tree.rules), tree)
