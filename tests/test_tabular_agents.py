@@ -2,18 +2,20 @@
 (`experiments.exploit.exact`).
 
 The table plays each information state at one representative history; the perturbation tests
-visit every other history of it (tiny and skirmish: attacks, defences and sacrifices, R5.3-R5.5)
-and check that the agent's move and the network's observation are the same there (R7: what a
-player knows is its information state). The differential tests compare the tables with an
-independent walk of the OpenSpiel tree (today's `tabular_policy` before it used
-`agents.tabular`) and with the agents' own `act` on the same states.
+visit every other history of it (all of tiny's information states, and a seeded tenth of
+skirmish's, which has attacks, defences and sacrifices, R5.3-R5.5) and check that the agent's
+move and the network's observation are the same there (R7: what a player knows is its
+information state). The differential tests compare the tables with an independent walk of the
+OpenSpiel tree (today's `tabular_policy` before it used `agents.tabular`) and with the agents'
+own `act` on the same states. The tabulation does not depend on the rules beyond the tree, so
+`small` (tiny's round with four card values) adds no path to tiny and skirmish and is not run
+here. The trees are enumerated once per process (tests/preset_trees.py).
 """
 
 from __future__ import annotations
 
 import json
 import zipfile
-from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -27,20 +29,17 @@ from agents.policy_file import PolicyFileError, save_policy
 from agents.registry import AgentSpecError, make_agent
 from agents.tabular import agent_policy, draw_generator, observations, states_at
 from agents.trained import ModelFileError
+from preset_trees import preset_tree
+from tacocat_env.engine import Phase
 from tacocat_env.exact.best_response import combine
 from tacocat_env.exact.tabular import to_policy_table
-from tacocat_env.exact.tree import GameTree, enumerate_tree
+from tacocat_env.exact.tree import GameTree
 from tacocat_env.observation import ObservationLayout, encode
 from tacocat_env.openspiel import load_game
 from tacocat_env.presets import preset_config
 from tacocat_env.ruleset import compile_rules
 
 LADDER = ("highcard", "planner", "counter")
-
-
-@cache
-def tree(preset: str) -> GameTree:
-    return enumerate_tree(preset_config(preset))
 
 
 @pytest.fixture(autouse=True)
@@ -136,7 +135,7 @@ def representative_inputs(t: GameTree) -> list[AgentInput]:
 # the walk and the differential tests against the OpenSpiel walk
 # ---------------------------------------------------------------------------------------
 def test_the_walk_reaches_each_node_with_its_own_history_and_information_state() -> None:
-    t = tree("tiny")
+    t = preset_tree("tiny")
     decisions = np.flatnonzero(t.infoset >= 0)
     seen = []
     for node, state in states_at(t, decisions):
@@ -147,7 +146,7 @@ def test_the_walk_reaches_each_node_with_its_own_history_and_information_state()
 
 
 def test_the_ladder_tables_on_tiny_are_the_openspiel_walks() -> None:
-    t = tree("tiny")
+    t = preset_tree("tiny")
     specs = ("random", *LADDER)
     for spec, reference in reference_tables("tiny", specs).items():
         assert to_policy_table(t, agent_policy(t, spec)) == reference
@@ -156,46 +155,48 @@ def test_the_ladder_tables_on_tiny_are_the_openspiel_walks() -> None:
         assert policy.policy_table() == pyspiel.TabularPolicy(reference).policy_table()
 
 
-@pytest.mark.slow
-def test_the_ladder_tables_on_small_are_the_openspiel_walks() -> None:
-    t = tree("small")
-    for spec, reference in reference_tables("small", LADDER).items():
-        assert to_policy_table(t, agent_policy(t, spec)) == reference
-
-
 # ---------------------------------------------------------------------------------------
 # perturbation: every history of an information state gives the same move and observation
 # ---------------------------------------------------------------------------------------
-def check_every_history(preset: str, specs: tuple[str, ...], network: Path) -> None:
-    """At every decision history of `preset`: each agent's move (seeded as at the
-    representative, `draw_generator(key, 0)`) is the one its table plays, and the observation
-    is the representative's, which is what the network read."""
-    t = tree(preset)
+def check_every_history(preset: str, specs: tuple[str, ...], network: Path,
+                        infosets: np.ndarray | None = None) -> set[Phase]:
+    """At every decision history of `preset` (of the information states `infosets` only, when
+    given): each agent's move (seeded as at the representative, `draw_generator(key, 0)`) is the
+    one its table plays, and the observation is the representative's, which is what the network
+    read. Returns the phases of the histories visited."""
+    t = preset_tree(preset)
+    chosen = np.arange(t.n_infosets) if infosets is None else np.asarray(infosets)
     tables = {spec: agent_policy(t, spec) for spec in specs}
     agents = {spec: make_agent(spec) for spec in specs}
-    reference_obs = observations(t, np.arange(t.n_infosets))
+    reference_obs = dict(zip(chosen.tolist(), observations(t, chosen)))
     league = agent_policy(t, f"league:path={network}", sampling=True)
-    off_representative = 0
-    for node, state in states_at(t, np.flatnonzero(t.infoset >= 0)):
+    off_representative, phases = 0, set()
+    for node, state in states_at(t, np.flatnonzero(np.isin(t.infoset, chosen))):
         i = int(t.infoset[node])
         player, key = int(t.infoset_player[i]), t.infoset_keys[i]
         off_representative += node != t.infoset_node[i]
+        phases.add(state.engine.phase)
         np.testing.assert_array_equal(encode(state.engine, player), reference_obs[i])
         for spec, agent in agents.items():
             agent.reset(player, draw_generator(key, 0))
             move = agent.act(AgentInput.from_state(state.engine, player))
             assert tables[spec][i, list(t.legal[i]).index(move)] == 1.0, (spec, key)
-    assert off_representative > t.n_infosets  # most information states have several histories
+    assert off_representative > chosen.size  # most information states have several histories
     assert np.all((league > 0) == (t.legal >= 0))  # the network's rows are over the legal columns
+    return phases
 
 
 def test_tiny_every_history_of_an_information_state_gives_the_same_move(tmp_path: Path) -> None:
     check_every_history("tiny", LADDER, mlp_file(tmp_path, "tiny"))
 
 
-@pytest.mark.slow
 def test_skirmish_every_history_of_an_information_state_gives_the_same_move(tmp_path: Path) -> None:
-    check_every_history("skirmish", LADDER, mlp_file(tmp_path, "skirmish"))
+    """A seeded tenth of skirmish's 5,952 information states (595: 2,610 of its 25,710 decision
+    histories), every phase among them; tiny's test covers all of its own."""
+    t = preset_tree("skirmish")
+    sample = np.sort(np.random.default_rng(0).choice(t.n_infosets, size=t.n_infosets // 10, replace=False))
+    phases = check_every_history("skirmish", LADDER, mlp_file(tmp_path, "skirmish"), sample)
+    assert phases == {Phase.REPLACE, Phase.DUEL, Phase.ATTACK, Phase.ANSWER}
 
 
 # ---------------------------------------------------------------------------------------
@@ -206,7 +207,7 @@ def test_skirmish_every_history_of_an_information_state_gives_the_same_move(tmp_
 ])
 def test_a_policy_files_rows_are_its_agents_moves_and_softmax(tmp_path: Path, preset: str, spec: str,
                                                              algorithm: str) -> None:
-    t = tree(preset)
+    t = preset_tree(preset)
     path = mlp_file(tmp_path, preset, algorithm)
     greedy = agent_policy(t, f"{spec}:path={path}")
     soft = agent_policy(t, f"{spec}:path={path}", sampling=True)
@@ -225,7 +226,7 @@ def test_a_policy_files_rows_are_its_agents_moves_and_softmax(tmp_path: Path, pr
 def test_an_sb3_models_rows_are_its_agents_moves_and_distribution(tmp_path: Path) -> None:
     import torch
 
-    t = tree("tiny")
+    t = preset_tree("tiny")
     path = sb3_file(tmp_path, "tiny")
     greedy = agent_policy(t, f"ppo:path={path}")
     soft = agent_policy(t, f"ppo:path={path}", sampling=True)
@@ -247,7 +248,7 @@ def test_an_sb3_models_rows_are_its_agents_moves_and_distribution(tmp_path: Path
 def test_sampling_mode_is_the_empirical_distribution_of_seeded_draws() -> None:
     """planner sacrificing by choice half the time (R5.5): its sampling rows mix two answers.
     player_0's rows only, to keep the test short."""
-    t, spec, samples, seat = tree("skirmish"), "planner:sacrifice_rate=0.5", 4, (0,)
+    t, spec, samples, seat = preset_tree("skirmish"), "planner:sacrifice_rate=0.5", 4, (0,)
     greedy = agent_policy(t, spec, players=seat)
     soft = agent_policy(t, spec, sampling=True, samples=samples, players=seat)
     filled = t.infoset_player == 0
@@ -269,7 +270,7 @@ def test_sampling_mode_is_the_empirical_distribution_of_seeded_draws() -> None:
 
 
 def test_random_is_uniform_in_both_modes_and_one_players_rows_can_be_played() -> None:
-    t = tree("tiny")
+    t = preset_tree("tiny")
     np.testing.assert_array_equal(agent_policy(t, "random"), t.uniform_policy())
     np.testing.assert_array_equal(agent_policy(t, "random", sampling=True), t.uniform_policy())
     both = agent_policy(t, "counter")
@@ -294,17 +295,17 @@ def one_line(excinfo: pytest.ExceptionInfo) -> str:
 def test_a_policy_for_other_rules_is_refused_naming_both_rulesets(tmp_path: Path) -> None:
     tiny, skirmish = (preset_config(p).ruleset_hash() for p in ("tiny", "skirmish"))
     with pytest.raises(PolicyFileError) as excinfo:
-        agent_policy(tree("tiny"), f"league:path={mlp_file(tmp_path, 'skirmish')}")
+        agent_policy(preset_tree("tiny"), f"league:path={mlp_file(tmp_path, 'skirmish')}")
     assert f"trained for ruleset {skirmish}, this game uses {tiny}" in one_line(excinfo)
     with pytest.raises(PolicyFileError) as excinfo:
-        agent_policy(tree("tiny"), "champion")
+        agent_policy(preset_tree("tiny"), "champion")
     assert f"this game uses {tiny}" in one_line(excinfo)
     with pytest.raises(ModelFileError) as excinfo:
-        agent_policy(tree("tiny"), f"ppo:path={sb3_file(tmp_path, 'skirmish')}")
+        agent_policy(preset_tree("tiny"), f"ppo:path={sb3_file(tmp_path, 'skirmish')}")
     assert f"trained for ruleset {skirmish}, this game uses {tiny}" in one_line(excinfo)
     obs, _ = sizes("tiny")
     with pytest.raises(ModelFileError) as excinfo:
-        agent_policy(tree("tiny"), f"ppo:path={sb3_file(tmp_path, 'tiny', observation_size=obs + 1)}")
+        agent_policy(preset_tree("tiny"), f"ppo:path={sb3_file(tmp_path, 'tiny', observation_size=obs + 1)}")
     assert f"takes observations of size {obs + 1}, ruleset {tiny} gives {obs}" in one_line(excinfo)
 
 
@@ -316,7 +317,7 @@ def test_a_policy_for_other_rules_is_refused_naming_both_rulesets(tmp_path: Path
 ])
 def test_bad_specs_and_options_are_one_line_value_errors(spec: str, options: dict, message: str) -> None:
     with pytest.raises(ValueError) as excinfo:
-        agent_policy(tree("tiny"), spec, **options)
+        agent_policy(preset_tree("tiny"), spec, **options)
     assert message in one_line(excinfo)
     if spec == "nosuch":
         assert isinstance(excinfo.value, AgentSpecError)
@@ -351,10 +352,9 @@ def test_the_exact_report_of_a_sampling_network(tmp_path: Path) -> None:
     from experiments.exploit.exact import exact_report, format_report
     from tacocat_env.exact.best_response import nash_conv
 
-    spec = f"league:path={mlp_file(tmp_path, 'tiny')}"
+    t, spec = preset_tree("tiny"), f"league:path={mlp_file(tmp_path, 'tiny')}"
     report = exact_report(spec, "tiny", sampling=True)
-    assert report.nash_conv == pytest.approx(nash_conv(tree("tiny"), agent_policy(tree("tiny"), spec, sampling=True)),
-                                             abs=1e-12)
+    assert report.nash_conv == pytest.approx(nash_conv(t, agent_policy(t, spec, sampling=True)), abs=1e-12)
     assert report.sampling and "sampling" in format_report(report)
     assert report.nash_conv != pytest.approx(exact_report(spec, "tiny").nash_conv)
 
