@@ -203,12 +203,14 @@ def _leaves_equal(a, b) -> bool:
     return all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)))
 
 
-@pytest.mark.slow  # two compiled iterations (warm-up and PPO) and a resume: about a minute
-def test_a_warm_started_run_trains_the_critic_alone_first_and_resumes_bit_for_bit(tmp_path: Path) -> None:
-    """init_actor champion and critic_warmup 2 of 3 iterations: through the warm-up the actor
+@pytest.mark.slow  # two compiled iterations (warm-up and PPO) and a resume: about half a minute
+def test_a_warm_started_run_trains_the_critic_alone_first_and_resumes_bit_for_bit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """init_actor champion and critic_warmup 3 of 4 iterations: through the warm-up the actor
     (and the snapshot pool's first slot) stay the champion's and PPO's optimizer makes no step
-    while the critic's own does; the third iteration moves the actor; progress.csv marks the
-    warm-up; a run killed in the warm-up resumes to the same final policy."""
+    while the critic's own does; the last iteration moves the actor; progress.csv marks the
+    warm-up; a run killed in the warm-up (its checkpoint after iteration 2 restored: the loop
+    keeps the newest two, one every 2 iterations) resumes to the same final policy."""
     import csv
     import shutil
 
@@ -218,19 +220,21 @@ def test_a_warm_started_run_trains_the_critic_alone_first_and_resumes_bit_for_bi
 
     config = load_experiment(SMOKE, overrides=[
         f"run_root={tmp_path / 'runs'}", "algo.net_arch=[128, 128]", "opponents=[{agent: champion}, {agent: random}]",
-        "league.init_actor=champion", "league.critic_warmup=2", "eval.every=100000"])
+        "league.init_actor=champion", "league.critic_warmup=3", "total_timesteps=1024", "checkpoint_every=512",
+        "eval.every=100000"])
     run_dir = train(config, progress=False).run_dir
     with (run_dir / "progress.csv").open() as f:
-        assert [row["critic_warmup"] for row in csv.DictReader(f)] == ["1", "1", "0"]
+        assert [row["critic_warmup"] for row in csv.DictReader(f)] == ["1", "1", "1", "0"]
     start = initial_actor("champion", config)
-    fresh = LeagueTrainer(config)
     restored = LeagueTrainer(config)
+    fresh = restored.runner  # before the restore: a fresh trainer's
     folder = run_dir / "checkpoints" / "ckpt_512"
     restored.restore(folder, checkpoints.CheckpointMarker.model_validate_json(folder.with_suffix(".json").read_text()))
     updates = config.algo.n_epochs * (config.n_envs * config.algo.n_steps // config.algo.batch_size)
+    assert restored.iteration == 2 and restored.iteration < config.league.critic_warmup
     assert _leaves_equal(restored.runner.params["actor"], start)
-    assert not _leaves_equal(restored.runner.params["critic"], fresh.runner.params["critic"])
-    assert _leaves_equal(restored.runner.opt_state, fresh.runner.opt_state)  # PPO's optimizer: untouched
+    assert not _leaves_equal(restored.runner.params["critic"], fresh.params["critic"])
+    assert _leaves_equal(restored.runner.opt_state, fresh.opt_state)  # PPO's optimizer: untouched
     counts = [int(x) for x in jax.tree.leaves(restored.critic_opt) if jnp.issubdtype(x.dtype, jnp.integer)]
     assert counts and set(counts) == {2 * updates}
     assert _leaves_equal(jax.tree.map(lambda leaf: leaf[0], restored.pool.arrays["actor"]), start)
@@ -239,11 +243,19 @@ def test_a_warm_started_run_trains_the_critic_alone_first_and_resumes_bit_for_bi
 
     killed = tmp_path / run_dir.name
     shutil.copytree(run_dir, killed)
-    for name in ("ckpt_512", "ckpt_768"):
-        shutil.rmtree(killed / "checkpoints" / name)
-        (killed / "checkpoints" / f"{name}.json").unlink()
-    (killed / "final.json").unlink()
+    assert [p.name for p in checkpoints.markers(killed)] == ["ckpt_512.json", "ckpt_1024.json"]
+    shutil.rmtree(killed / "checkpoints" / "ckpt_1024")
+    for name in ("checkpoints/ckpt_1024.json", "final.json", "policy.npz"):
+        (killed / name).unlink()
+    restored_at, restore = [], LeagueTrainer.restore
+
+    def recorded(self: LeagueTrainer, folder: Path, marker: checkpoints.CheckpointMarker) -> None:
+        restored_at.append(marker.iteration)
+        restore(self, folder, marker)
+
+    monkeypatch.setattr(LeagueTrainer, "restore", recorded)
     train(resume=killed, progress=False)
+    assert restored_at == [2]  # iterations 3 (warm-up) and 4 run again, from the checkpoint
     with np.load(run_dir / "policy.npz") as a, np.load(killed / "policy.npz") as b:
         for name in a.files:
             if name != "metadata":
