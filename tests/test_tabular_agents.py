@@ -168,7 +168,7 @@ def check_every_history(preset: str, specs: tuple[str, ...], network: Path,
     chosen = np.arange(t.n_infosets) if infosets is None else np.asarray(infosets)
     tables = {spec: agent_policy(t, spec) for spec in specs}
     agents = {spec: make_agent(spec) for spec in specs}
-    reference_obs = dict(zip(chosen.tolist(), observations(t, chosen)))
+    reference_obs = dict(zip(chosen.tolist(), observations(t, chosen), strict=True))
     league = agent_policy(t, f"league:path={network}", sampling=True)
     off_representative, phases = 0, set()
     for node, state in states_at(t, np.flatnonzero(np.isin(t.infoset, chosen))):
