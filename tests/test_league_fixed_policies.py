@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from play_positions import mixed_play_positions
 from pydantic import ValidationError
 
 from agents.base import AgentInput
@@ -25,7 +26,7 @@ from agents.registry import make_agent
 from experiments.common.config import load_experiment
 from experiments.league.fixed import file_logits, make_opponent
 from experiments.league.mixture import NotPortedError
-from tacocat_env import RulesConfig, apply_action, legal_actions, new_game
+from tacocat_env import RulesConfig
 from tacocat_env.engine import Phase
 from tacocat_env.observation import ObservationLayout
 from tacocat_env.presets import preset_config
@@ -34,22 +35,6 @@ from tacocat_env.ruleset import compile_rules
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "experiments" / "configs" / "league_smoke.yaml"
 SKIRMISH = preset_config("skirmish")
-
-
-def positions(config: RulesConfig, count: int, seed: int, guide: str) -> list[AgentInput]:
-    """`count` inputs of the player to act, from games where each move is the `guide`'s or a
-    uniformly random one (half each)."""
-    rng = np.random.default_rng(seed)
-    agent = make_agent(guide)
-    out: list[AgentInput] = []
-    while len(out) < count:
-        state = new_game(config, rng)
-        while not state.is_over and len(out) < count:
-            inp = AgentInput.from_state(state, state.current_player)
-            out.append(inp)
-            legal = legal_actions(state)
-            apply_action(state, agent.act(inp) if rng.random() < 0.5 else legal[int(rng.integers(len(legal)))])
-    return out
 
 
 def relu_file(path: Path, rules: RulesConfig, seed: int) -> Path:
@@ -93,7 +78,7 @@ def check_agreement(spec: str, config: RulesConfig, inputs: list[AgentInput]) ->
 
 @pytest.fixture(scope="module")
 def champion_positions() -> list[AgentInput]:
-    return positions(RulesConfig(), 10_500, seed=3, guide="champion")
+    return mixed_play_positions(RulesConfig(), 10_500, seed=3, guide="champion")
 
 
 def test_the_champion_in_jax_decides_as_the_numpy_agent_on_10000_positions(champion_positions) -> None:
@@ -105,7 +90,7 @@ def test_the_champion_in_jax_decides_as_the_numpy_agent_on_10000_positions(champ
 
 def test_a_relu_file_for_a_preset_in_jax_decides_as_the_numpy_agent(tmp_path: Path) -> None:
     spec = f"rllib:path={relu_file(tmp_path / 'relu.npz', SKIRMISH, seed=1)}"
-    inputs = positions(SKIRMISH, 10_500, seed=4, guide=spec)
+    inputs = mixed_play_positions(SKIRMISH, 10_500, seed=4, guide=spec)
     assert {Phase.DUEL, Phase.ATTACK, Phase.ANSWER} <= {inp.view.phase for inp in inputs}
     check_agreement(spec, SKIRMISH, inputs)
 
@@ -195,7 +180,7 @@ def test_init_actor_is_the_file_as_the_learner_holds_it(tmp_path: Path) -> None:
     for (w, b), (cw, cb) in zip(started.layers, champion.layers):
         np.testing.assert_allclose(w, cw, rtol=1e-6, atol=1e-7)
         np.testing.assert_array_equal(b, cb)
-    inputs = positions(RulesConfig(), 500, seed=5, guide="champion")
+    inputs = mixed_play_positions(RulesConfig(), 500, seed=5, guide="champion")
     assert [started.act(i) for i in inputs] == [champion.act(i) for i in inputs]
 
 

@@ -16,14 +16,20 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
-from agents.base import AgentInput
-from agents.registry import make_agent
+from play_positions import mixed_play_positions
 from scipy.stats import chi2
 
+from agents.base import AgentInput
 from agents.heuristic import _forced_sacrifices, attack_cards, keeps_keeper
-from experiments.league.heuristics import (NotPortedError, _where_needed, attack_sacrifices, failed_answer_floor, make_heuristic,
-                                           opponent_hand_sampler)
+from agents.registry import make_agent
+from experiments.league.heuristics import (
+    NotPortedError,
+    _where_needed,
+    attack_sacrifices,
+    failed_answer_floor,
+    make_heuristic,
+    opponent_hand_sampler,
+)
 from tacocat_env import RulesConfig, apply_action, legal_actions, new_game
 from tacocat_env.engine import Phase
 from tacocat_env.observation import encode
@@ -31,22 +37,6 @@ from tacocat_env.ruleset import compile_rules
 from tacocat_env.view import opponent_bounds, player_view, sample_opponent_hands
 
 VARIANT = RulesConfig(deck={1: 4, 2: 4, 4: 5, 5: 4, 7: 4, 8: 4, 10: 5}, board=(3, 5, 7, 5, 3), round_reward=0.1)
-
-
-def positions(config: RulesConfig, count: int, seed: int) -> list[AgentInput]:
-    """`count` inputs of the player to act, from games of mixed random/planner play."""
-    rng = np.random.default_rng(seed)
-    guide = make_agent("planner")
-    out: list[AgentInput] = []
-    while len(out) < count:
-        state = new_game(config, rng)
-        while not state.is_over and len(out) < count:
-            inp = AgentInput.from_state(state, state.current_player)
-            out.append(inp)
-            legal = legal_actions(state)
-            move = guide.act(inp) if rng.random() < 0.5 else legal[int(rng.integers(len(legal)))]
-            apply_action(state, move)
-    return out
 
 
 def port_actions(spec: str, config: RulesConfig, inputs: list[AgentInput], key: jax.Array) -> np.ndarray:
@@ -85,7 +75,7 @@ def compare(spec: str, config: RulesConfig, inputs: list[AgentInput]) -> tuple[i
 
 @pytest.fixture(scope="module")
 def default_positions() -> list[AgentInput]:
-    return positions(RulesConfig(), 11_000, seed=9)  # (10,000 and more where counter does not sample)
+    return mixed_play_positions(RulesConfig(), 11_000, seed=9)  # (10,000 and more where counter does not sample)
 
 
 @pytest.mark.parametrize("spec", ["highcard", "planner", "planner:keep_from=5"])
@@ -212,7 +202,7 @@ def test_failed_answer_floor_tracks_the_event_log() -> None:
 
 @pytest.mark.parametrize("spec", ["highcard", "planner", "counter"])
 def test_port_equals_python_agent_on_a_variant(spec: str) -> None:
-    compare(spec, VARIANT, positions(VARIANT, 2_000, seed=10))
+    compare(spec, VARIANT, mixed_play_positions(VARIANT, 2_000, seed=10))
 
 
 def test_the_comparison_catches_a_wrong_port(default_positions: list[AgentInput]) -> None:
