@@ -124,14 +124,18 @@ def save_policy(path: Path, layers: Layers, *, activation: str, rules_config: An
 
 
 def policy_logits(layers: Layers, activation: str, observation: np.ndarray) -> np.ndarray:
-    """The actor MLP: activation after every layer but the last."""
+    """The actor MLP: activation after every layer but the last. `observation` is one
+    observation (observation_size,) or a batch (n, observation_size); the logits have the same
+    leading shape."""
     act = ACTIVATIONS[activation]  # type: ignore[index]
     h = np.asarray(observation, dtype=np.float64)
+    batch = h.ndim == 2
+    h = h.T if batch else h  # features first, so one observation takes the same products as ever
     for i, (weight, bias) in enumerate(layers):
-        h = weight @ h + bias
+        h = weight @ h + (bias[:, None] if batch else bias)
         if i < len(layers) - 1:
             h = act(h)
-    return h
+    return h.T if batch else h
 
 
 # ---------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ import numpy as np
 
 from agents.base import Agent, AgentInput
 from agents.mlp_agent import MLPPolicyAgent
-from agents.policy_file import ACTIVATIONS, PolicyFileError
+from agents.policy_file import PolicyFileError, policy_logits
 from agents.random_agent import RandomAgent
 from agents.registry import make_agent
 from agents.trained import ModelFileError, PPOAgent
@@ -180,7 +180,7 @@ def _network_rows(tree: GameTree, agent: Agent, rows: np.ndarray, sampling: bool
     mask[row, legal[row, column]] = True
     obs = observations(tree, rows, progress)
     if isinstance(agent, MLPPolicyAgent):
-        scores = _mlp_logits(agent, obs)
+        scores = policy_logits(agent.layers, agent.meta["activation"], obs)
         z = np.where(mask, scores - np.where(mask, scores, -np.inf).max(axis=1, keepdims=True), -np.inf)
         probs = np.exp(z)
     else:
@@ -193,17 +193,6 @@ def _network_rows(tree: GameTree, agent: Agent, rows: np.ndarray, sampling: bool
     out = np.zeros(legal.shape)
     out[np.arange(rows.size), best] = 1.0
     return out
-
-
-def _mlp_logits(agent: MLPPolicyAgent, obs: np.ndarray) -> np.ndarray:
-    """`agents.policy_file.policy_logits` on a batch: (n, observation_size) -> (n, n_actions)."""
-    act = ACTIVATIONS[agent.meta["activation"]]
-    h = obs.astype(np.float64)
-    for i, (weight, bias) in enumerate(agent.layers):
-        h = h @ weight.T + bias
-        if i < len(agent.layers) - 1:
-            h = act(h)
-    return h
 
 
 def _sb3_probabilities(agent: PPOAgent, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
