@@ -71,3 +71,10 @@ def preset_config(name: str, **overrides: Any) -> RulesConfig:
     if name not in PRESETS:
         raise ValueError(f"unknown rules preset {name!r}; presets: {', '.join(PRESETS)}")
     return make_config({**PRESETS[name], **overrides})
+
+
+def preset_rules(name: str) -> dict[str, Any]:
+    """Preset `name` as a config file's `rules:` section (tuples as lists, as YAML reads them)."""
+    if name not in PRESETS:
+        raise ValueError(f"unknown rules preset {name!r}; presets: {', '.join(PRESETS)}")
+    return {key: list(value) if isinstance(value, tuple) else value for key, value in PRESETS[name].items()}
