@@ -1,0 +1,284 @@
+"""The web app (Starlette): the page, its static files and the JSON API.
+
+    GET  /                                   the page (static/index.html, app.js, app.css)
+    GET  /api/options                        agents, rule presets, limits
+    POST /api/play    {opponent, seat, preset, rules, seed}   a game against an agent
+    POST /api/watch   {agents: [a, b], preset, rules, seed}   two agents
+    POST /api/replay  {text, game}           a saved game (a game file's text, game index)
+    GET  /api/games/ID                       the game as its viewer sees it now
+    GET  /api/games/ID/frames/K              a replay after K actions
+    POST /api/games/ID/move   {action, version}   the person's move (play)
+    POST /api/games/ID/step   {version}           the next agent action (watch)
+    POST /api/games/ID/rematch {seat}             the same settings, a new deal
+    GET  /api/games/ID/file                  the game as a game file line (.jsonl), once over
+
+Every refusal is a 4xx with `{"error": "one line"}` and leaves the game unchanged: malformed
+or oversized bodies (64 KB; 1 MB for a game file), bodies that are not `application/json`
+(a page of another site cannot post one without the browser asking first), unknown fields,
+numbers out of range, illegal moves (400), stale moves or a game another tab is changing
+(409), unknown game ids or routes (404). Agent moves run in a worker thread
+(`run_in_threadpool`), so a slow agent does not stop the server answering others.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.datastructures import Headers
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from agents.registry import list_agents
+from tacocat_env.presets import PRESETS
+from tacocat_web.games import (
+    MAX_FILE_GAMES, SEED_LIMIT, GameStore, PlayGame, ReplayGame, Rules, WatchGame, WebError, one_line,
+    read_game_file,
+)
+
+STATIC = Path(__file__).resolve().parent / "static"
+#: the largest request body, and the largest game file (as the text of a replay request)
+MAX_BODY = 64 * 1024
+MAX_FILE_BODY = 1024 * 1024
+#: bounds of the numbers a request carries
+MAX_VERSION = 10**9
+MAX_ACTION = 10**6
+#: how long a read waits for a move in progress (an agent thinking) before answering 409
+READ_WAIT_S = 30.0
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PlayRequest(_Body):
+    opponent: StrictStr = Field("champion", min_length=1, max_length=1000)
+    seat: StrictInt = Field(0, ge=0, le=1)
+    preset: StrictStr | None = Field(None, max_length=100)
+    rules: dict[str, Any] | None = None
+    seed: StrictInt | None = Field(None, ge=0, lt=SEED_LIMIT)
+
+
+class WatchRequest(_Body):
+    agents: list[StrictStr] = Field(min_length=2, max_length=2)
+    preset: StrictStr | None = Field(None, max_length=100)
+    rules: dict[str, Any] | None = None
+    seed: StrictInt | None = Field(None, ge=0, lt=SEED_LIMIT)
+
+
+class ReplayRequest(_Body):
+    text: StrictStr = Field(min_length=1)
+    game: StrictInt = Field(0, ge=0, lt=MAX_FILE_GAMES)
+
+
+class MoveRequest(_Body):
+    action: StrictInt = Field(ge=0, le=MAX_ACTION)
+    version: StrictInt = Field(ge=0, le=MAX_VERSION)
+
+
+class StepRequest(_Body):
+    version: StrictInt = Field(ge=0, le=MAX_VERSION)
+
+
+class RematchRequest(_Body):
+    seat: StrictInt | None = Field(None, ge=0, le=1)
+
+
+def error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": one_line(message)}, status_code=status, headers=_NO_STORE)
+
+
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+async def read_json(request: Request, model: type[M], limit: int = MAX_BODY) -> M:
+    """The request body as `model`: a JSON object of at most `limit` bytes; WebError otherwise."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        raise WebError(415, f"the request body must be JSON sent as application/json, got {kind or 'no type'!r}")
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+        raise WebError(413, f"the request body is over {limit // 1024} KB")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise WebError(413, f"the request body is over {limit // 1024} KB")
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError) as err:  # (UnicodeDecodeError is a ValueError)
+        raise WebError(400, f"the request body is not valid JSON: {one_line(err)}") from None
+    if not isinstance(data, dict):
+        raise WebError(400, f"the request body must be a JSON object, got {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise WebError(400, one_line(err)) from None
+
+
+class HostCheck:
+    """Answers only requests whose Host header names one of `allowed` (any port): a page of
+    another site that a DNS trick points at this machine gets a 400 JSON error."""
+
+    def __init__(self, app: ASGIApp, allowed: list[str]) -> None:
+        self.app, self.allowed = app, set(allowed)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            host = Headers(scope=scope).get("host", "")
+            name = host[:host.find("]") + 1] if host.startswith("[") else host.split(":")[0]
+            if name not in self.allowed:
+                response = error(400, f"this server answers requests for {', '.join(sorted(self.allowed))}, "
+                                      f"not {name[:100]!r}")
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def create_app(store: GameStore | None = None, allowed_hosts: list[str] | None = None) -> Starlette:
+    """The app over `store` (a new one by default). `allowed_hosts`: the host names it
+    answers (`HostCheck`), None for any."""
+    games = store if store is not None else GameStore()
+
+    def answer(payload: dict[str, Any]) -> JSONResponse:
+        return JSONResponse(payload, headers=_NO_STORE)
+
+    def created(game: PlayGame | WatchGame | ReplayGame) -> JSONResponse:
+        game_id = games.add(game)
+        with game.locked():
+            return answer(game.payload(game_id))
+
+    async def index(request: Request) -> Response:
+        return FileResponse(STATIC / "index.html", headers=_NO_STORE)
+
+    # what the page's forms offer, read once (listing the agents imports their modules)
+    choices = {"agents": [{"name": name, "doc": doc} for name, doc in list_agents()], "presets": list(PRESETS),
+               "default_opponent": "champion"}
+
+    async def options(request: Request) -> JSONResponse:
+        return JSONResponse(choices)
+
+    async def play(request: Request) -> JSONResponse:
+        body = await read_json(request, PlayRequest)
+        rules = Rules.make(body.preset, body.rules)
+        game = await run_in_threadpool(PlayGame, rules, body.opponent, body.seat, body.seed)
+        return await run_in_threadpool(created, game)
+
+    async def watch(request: Request) -> JSONResponse:
+        body = await read_json(request, WatchRequest)
+        rules = Rules.make(body.preset, body.rules)
+        game = await run_in_threadpool(WatchGame, rules, (body.agents[0], body.agents[1]), body.seed)
+        return await run_in_threadpool(created, game)
+
+    async def replay(request: Request) -> JSONResponse:
+        body = await read_json(request, ReplayRequest, MAX_FILE_BODY)
+        game = await run_in_threadpool(lambda: ReplayGame(read_game_file(body.text, body.game)))
+        return await run_in_threadpool(created, game)
+
+    async def show(request: Request) -> JSONResponse:
+        game_id = request.path_params["game_id"]
+        game = games.get(game_id)
+
+        def read() -> dict[str, Any]:
+            with game.locked(wait=READ_WAIT_S):
+                return game.payload(game_id)
+
+        return answer(await run_in_threadpool(read))
+
+    async def frame(request: Request) -> JSONResponse:
+        game_id = request.path_params["game_id"]
+        game = games.get(game_id)
+        text = request.path_params["step"]
+        if not isinstance(game, ReplayGame):
+            raise WebError(400, f"frames are steps of a replay; this is a {game.kind} game")
+        if not text.isdigit() or len(text) > 9:
+            raise WebError(400, f"the step must be a whole number 0..{game.steps}, got {text[:20]!r}")
+        return answer(await run_in_threadpool(game.payload, game_id, int(text)))
+
+    async def move(request: Request) -> JSONResponse:
+        game_id = request.path_params["game_id"]
+        game = games.get(game_id)
+        body = await read_json(request, MoveRequest)
+        if not isinstance(game, PlayGame):
+            raise WebError(400, f"moves are for a game against an agent; this is a {game.kind} game")
+
+        def run() -> dict[str, Any]:
+            with game.locked():
+                game.move(body.action, body.version)
+                return game.payload(game_id)
+
+        return answer(await run_in_threadpool(run))
+
+    async def step(request: Request) -> JSONResponse:
+        game_id = request.path_params["game_id"]
+        game = games.get(game_id)
+        body = await read_json(request, StepRequest)
+        if not isinstance(game, WatchGame):
+            raise WebError(400, f"steps are for a game between agents; this is a {game.kind} game")
+
+        def run() -> dict[str, Any]:
+            with game.locked():
+                game.step(body.version)
+                return game.payload(game_id)
+
+        return answer(await run_in_threadpool(run))
+
+    async def rematch(request: Request) -> JSONResponse:
+        game = games.get(request.path_params["game_id"])
+        body = await read_json(request, RematchRequest)
+        if isinstance(game, ReplayGame):
+            raise WebError(400, "a replay has no rematch; load the file again")
+        return await run_in_threadpool(created, await run_in_threadpool(game.rematch, body.seat))
+
+    async def game_file(request: Request) -> Response:
+        game_id = request.path_params["game_id"]
+        game = games.get(game_id)
+
+        def read() -> dict[str, Any]:
+            with game.locked(wait=READ_WAIT_S):
+                return game.game_file()
+
+        line = json.dumps(await run_in_threadpool(read), separators=(",", ":")) + "\n"
+        return Response(line, media_type="application/x-ndjson", headers={
+            **_NO_STORE, "Content-Disposition": f'attachment; filename="tacocat-{game.kind}-{game_id[:8]}.jsonl"'})
+
+    async def web_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, WebError)
+        return error(exc.status, exc.message)
+
+    async def http_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, HTTPException)
+        detail = {404: "no such page or API route", 405: "this route does not take that method"}
+        return error(exc.status_code, detail.get(exc.status_code, str(exc.detail)))
+
+    routes = [
+        Route("/", index),
+        Route("/api/options", options),
+        Route("/api/play", play, methods=["POST"]),
+        Route("/api/watch", watch, methods=["POST"]),
+        Route("/api/replay", replay, methods=["POST"]),
+        Route("/api/games/{game_id}", show),
+        Route("/api/games/{game_id}/frames/{step}", frame),
+        Route("/api/games/{game_id}/move", move, methods=["POST"]),
+        Route("/api/games/{game_id}/step", step, methods=["POST"]),
+        Route("/api/games/{game_id}/rematch", rematch, methods=["POST"]),
+        Route("/api/games/{game_id}/file", game_file),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    middleware = [Middleware(HostCheck, allowed=allowed_hosts)] if allowed_hosts else []
+    app = Starlette(routes=routes, middleware=middleware,
+                    exception_handlers={WebError: web_error, HTTPException: http_error})
+    app.state.games = games
+    return app
+
