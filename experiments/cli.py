@@ -5,6 +5,7 @@
     tacocat tournament --agents random,highcard,planner --deal-pairs 100 --seed 1 --workers 2 --out results/t1
     tacocat play --opponent planner --seat 1 --seed 7
     tacocat replay g.jsonl --game 3 --gif game3.gif
+    tacocat serve --port 8000                        # play, watch and replay in the browser
     tacocat train --config experiments/configs/ppo_vs_heuristics.yaml --seed 1 --set algo.learning_rate=1e-3
     tacocat evaluate runs/main_s0_<stamp>            # a finished run of any backend vs the ladder
     tacocat compare RUN_A RUN_B --opponent counter --deal-pairs 1000 --seed 2
@@ -338,6 +339,21 @@ def replay_command(
 
         frames = [render_image(state) for state in tqdm(states, desc="drawing frames", unit="frame")]
         typer.echo(f"wrote {save_gif(frames, gif, seconds_per_frame=0.5)} ({len(frames)} frames)")
+
+
+@app.command("serve")
+def serve_command(
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (default: this machine only; "
+                             "0.0.0.0: every network)."),
+    port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port (0: any free port)."),
+) -> None:
+    """Play against an agent, watch two agents and replay game files in the browser (a local web app)."""
+    try:
+        from tacocat_web.server import serve
+    except ImportError as err:
+        typer.echo(f"error: tacocat serve needs the 'web' extra (pip install -e '.[web]'): {err}", err=True)
+        raise typer.Exit(2) from None
+    serve(host, port, echo=typer.echo)
 
 
 @app.command("train")
