@@ -24,6 +24,28 @@ def random_legal_actions(key: jax.Array, mask: jax.Array) -> jax.Array:
     return find(k)
 
 
+def policy_actions(key: jax.Array, logits: jax.Array, mask: jax.Array) -> jax.Array:
+    """One action per row of (batch, N) `logits`, drawn from the softmax over the legal actions
+    of the (batch, N) `mask` (each row has one): the distribution of `jax.random.categorical`
+    over the masked logits, never an illegal action.
+
+    By inverse CDF (`xla.weighted_pick` of the legal actions' `exp(logit - max)`): one uniform
+    number per row. `jax.random.categorical` (Gumbel-max) draws one per action, N = 121 threefry
+    outputs and two logarithms per row, which on XLA:CPU cost more than the engine's step
+    (`benchmarks/batch_speed.py` measures both). The draws are not the ones `categorical`
+    makes from the same key, only their distribution (tests/test_sampling.py)."""
+    return pick_by_logits(jax.random.uniform(key, logits.shape[:-1]), logits, mask)
+
+
+def pick_by_logits(u: jax.Array, logits: jax.Array, mask: jax.Array) -> jax.Array:
+    """`policy_actions` given its uniform numbers `u` in [0, 1), one per row (a caller that
+    splits the batch, as the league over several devices, draws them for the whole batch and
+    picks on its own rows)."""
+    top = jnp.max(jnp.where(mask, logits, -jnp.inf), axis=-1, keepdims=True)
+    weights = jnp.where(mask, jnp.exp(logits - top), 0.0)
+    return xla.weighted_pick(weights, u)
+
+
 def make_rollout(env: TacocatBatch, batch_size: int, num_steps: int,
                  compiler_options: dict | None = None) -> Callable[[jax.Array], tuple[State, dict]]:
     """A jitted function `rollout(key) -> (final state, stats)`: `batch_size` games played with

@@ -417,3 +417,62 @@ def packed_rows(fn: Callable[..., Any], room: Callable[[int], int]) -> TwoForms:
         return fn(*args)
 
     return TwoForms(packed, unpacked)
+
+
+# ---------------------------------------------------------------------------------------
+# a draw by weight (a policy's sampled action)
+# ---------------------------------------------------------------------------------------
+def _weighted_pick_plain(weights: jax.Array, u: jax.Array) -> jax.Array:
+    running = jnp.cumsum(weights, axis=-1)
+    target = u * running[..., -1]
+    index = jnp.sum(running <= target[..., None], axis=-1, dtype=jnp.int32)
+    n = weights.shape[-1]
+    last = n - 1 - jnp.argmax((weights > 0)[..., ::-1], axis=-1).astype(jnp.int32)
+    return jnp.where(index < n, index, last).astype(jnp.int32)
+
+
+def _first_over(parts: list[jax.Array], target: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """(index of the first part whose running total exceeds `target`, the running total before
+    it), unrolled; where none does (rounding), the last part of positive weight instead."""
+    running = jnp.zeros_like(target)
+    index = last = jnp.zeros(target.shape, jnp.int32)
+    before = last_before = jnp.zeros_like(target)
+    found = jnp.zeros(target.shape, jnp.bool_)
+    for i, part in enumerate(parts):
+        after = running + part
+        hit = ~found & (after > target)
+        index, before = jnp.where(hit, i, index), jnp.where(hit, running, before)
+        positive = part > 0
+        last, last_before = jnp.where(positive, i, last), jnp.where(positive, running, last_before)
+        found, running = found | hit, after
+    return jnp.where(found, index, last), jnp.where(found, before, last_before)
+
+
+@_with_plain_form(_weighted_pick_plain)
+def weighted_pick(weights: jax.Array, u: jax.Array) -> jax.Array:
+    """(int32) For (..., N) weights (not negative, one positive per row at least) and uniform
+    `u` in [0, 1) of shape (...): the index i whose interval [W_i-1, W_i) of the running sums W
+    holds `u x W_N-1`, which is i with probability weights_i / sum(weights) (inverse CDF: one
+    random number per row, where a Gumbel-max draw takes one per entry). An entry of weight 0
+    has an empty interval and is never picked; where rounding puts the target past the last
+    sum, the last entry of positive weight is picked.
+
+    XLA:CPU: the running sums in two levels of 16, unrolled (the block whose sums pass the
+    target, then the place in it), as `count_and_find`: a `cumsum` there is a quadratic
+    reduce-window. Plain form: `cumsum` and a count of the sums not past the target. The two
+    sum in different orders, so they agree bit for bit where the sums are exact (weights of a
+    few bits, as the tests use) and otherwise in distribution (a target within rounding of a
+    boundary may fall on either side)."""
+    width = 16
+    n = weights.shape[-1]
+    n_blocks = -(-n // width)
+    padded = jnp.pad(weights, [(0, 0)] * (weights.ndim - 1) + [(0, n_blocks * width - n)])
+    grid = padded.reshape(*weights.shape[:-1], n_blocks, width)
+    sums = [total.cpu_form([grid[..., b, i] for i in range(width)]) for b in range(n_blocks)]
+    target = u * total.cpu_form(sums)
+    block, before = _first_over(sums, target)
+    inside = grid[..., 0, :]
+    for j in range(1, n_blocks):
+        inside = jnp.where((block == j)[..., None], grid[..., j, :], inside)
+    place, _ = _first_over([inside[..., i] for i in range(width)], target - before)
+    return (block * width + place).astype(jnp.int32)
