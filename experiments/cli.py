@@ -366,9 +366,22 @@ def train_command(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
     address: Optional[str] = typer.Option(None, "--address", help="backend rllib: join the Ray cluster at HOST:PORT "
                                           "(default: RAY_ADDRESS, else the config's, else a local Ray runtime)."),
+    devices: Optional[int] = typer.Option(None, "--devices", min=1, help="backend league: train on N JAX devices, "
+                                          "data parallel (sets league.devices; on CPU, splits this host into N XLA "
+                                          "devices)."),
+    coordinator: Optional[str] = typer.Option(None, "--coordinator", help="backend league, several processes "
+                                              "(jax.distributed): the coordinator's HOST:PORT (default: "
+                                              "TACOCAT_COORDINATOR; a Slurm job step is detected)."),
+    num_processes: Optional[int] = typer.Option(None, "--num-processes", min=1, help="with --coordinator: the "
+                                                "number of processes (default: TACOCAT_NUM_PROCESSES)."),
+    process_id: Optional[int] = typer.Option(None, "--process-id", min=0, help="with --coordinator: this "
+                                             "process's id, 0 writes the run (default: TACOCAT_PROCESS_ID)."),
 ) -> None:
     """Train from a YAML experiment config (file < --seed < --set): MaskablePPO, PPO on Ray RLlib
-    with `backend: rllib`, or jitted PPO on the batch engine against a league with `backend: league`."""
+    with `backend: rllib`, or jitted PPO on the batch engine against a league with `backend: league`
+    (on several devices with --devices, on several processes or hosts with --coordinator,
+    --num-processes and --process-id: docs/SCALING.md)."""
+    from experiments.common import distributed
     from experiments.common.config import load_experiment
     from experiments.common.evaluation import evaluate_run, print_table
     from experiments.common.loop import train
@@ -377,12 +390,17 @@ def train_command(
 
     if config is None and resume is None:
         raise typer.BadParameter("give --config FILE or --resume RUN_DIR", param_hint="--config")
-    if resume is not None and (config is not None or seed is not None or overrides):
+    if resume is not None and (config is not None or seed is not None or overrides or devices is not None):
         raise typer.BadParameter(
-            "a resumed run continues with the config saved in its run directory; --config, --seed and "
-            "--set cannot be combined with --resume (start a new run to change the config)",
+            "a resumed run continues with the config saved in its run directory; --config, --seed, "
+            "--set and --devices cannot be combined with --resume (start a new run to change the config)",
             param_hint="--resume",
         )
+    cluster = distributed.cluster_from(coordinator, num_processes, process_id)
+    if cluster is not None:  # before anything starts JAX
+        distributed.join(cluster)
+    if devices is not None:
+        overrides = [*overrides, f"league.devices={devices}"]
     experiment = None if resume else load_experiment(config, seed, overrides)
     started = time.perf_counter()
     try:
@@ -390,6 +408,9 @@ def train_command(
     except RllibSetupError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
+    if run.policy is None:  # a process of a multi-process run other than process 0
+        typer.echo(f"{cluster.describe() if cluster else 'this process'}: trained; process 0 writes the run")
+        return
     run_dir = run.run_dir
     if evaluate:
         trained = time.perf_counter()
