@@ -1,0 +1,498 @@
+"""The web app's HTTP API (tacocat_web), through Starlette's TestClient: play, watch, replay,
+hidden information by perturbation (R7.3: a player's responses are byte-identical when the
+opponent's hidden cards change), and bad input (a 4xx with a one-line JSON error, the game
+unchanged)."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("starlette", reason="the web extra is not installed (pip install -e '.[web]')")
+from starlette.testclient import TestClient  # noqa: E402
+
+from agents.arena import play_game  # noqa: E402
+from agents.registry import make_agent  # noqa: E402
+from agents.replay import game_to_dict, replay_game  # noqa: E402
+from conftest import resample_hidden  # noqa: E402
+from tacocat_env.engine import Phase  # noqa: E402
+from tacocat_env.presets import preset_config  # noqa: E402
+from tacocat_env.view import player_view  # noqa: E402
+from tacocat_web import server  # noqa: E402
+from tacocat_web.app import MAX_BODY, MAX_FILE_BODY, create_app  # noqa: E402
+from tacocat_web.games import GameStore, PlayGame  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def client() -> TestClient:
+    return TestClient(create_app())
+
+
+def _store(client: TestClient) -> GameStore:
+    return client.app.state.games
+
+
+def _ok(response) -> dict:
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _play(client: TestClient, **body) -> dict:
+    return _ok(client.post("/api/play", json=body))
+
+
+def _refused(response, status: int, *words: str) -> str:
+    """The one-line JSON error of a refused request."""
+    assert response.status_code == status, (response.status_code, response.text)
+    body = response.json()
+    assert list(body) == ["error"] and isinstance(body["error"], str) and body["error"], body
+    assert "\n" not in body["error"] and "Traceback" not in body["error"]
+    for word in words:
+        assert word in body["error"], body["error"]
+    return body["error"]
+
+
+def _first_move(data: dict) -> int:
+    return data["moves"][0]["action"]
+
+
+# ---------------------------------------------------------------------------------------
+# the page
+# ---------------------------------------------------------------------------------------
+def test_the_page_its_files_and_the_options_are_served(client):
+    page = client.get("/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert '<script src="/static/app.js"' in page.text and "/static/app.css" in page.text
+    script = client.get("/static/app.js")
+    assert script.status_code == 200 and "javascript" in script.headers["content-type"]
+    assert client.get("/static/app.css").headers["content-type"].startswith("text/css")
+    options = _ok(client.get("/api/options"))
+    names = {agent["name"] for agent in options["agents"]}
+    assert {"champion", "counter", "search", "random"} <= names
+    assert {"default", "tiny", "skirmish", "race"} <= set(options["presets"])
+
+
+# ---------------------------------------------------------------------------------------
+# play
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("seat", [0, 1])
+def test_a_whole_game_against_the_champion(client, seat):
+    data = _play(client, opponent="champion", seat=seat, seed=11)
+    game_id = data["game"]
+    game = _store(client).get(game_id)
+    assert data["names"][seat] == "you" and data["names"][1 - seat] == "champion"
+    assert "seed" not in data  # the seed fixes every deal: never sent to a player
+    moves = 0
+    while not data["over"]:
+        view = player_view(game.state, seat)
+        assert view.to_act == seat
+        assert [m["action"] for m in data["moves"]] == list(view.legal_actions)
+        assert [m["name"] for m in data["moves"]] == [view.rules.codec.names[a] for a in view.legal_actions]
+        assert data["version"] == moves
+        data = _ok(client.post(f"/api/games/{game_id}/move", json={"action": _first_move(data), "version": moves}))
+        moves += 1
+    assert data["moves"] == [] and data["result"] and data["winner"] == game.state.winner
+    assert _ok(client.get(f"/api/games/{game_id}")) == data
+    line = client.get(f"/api/games/{game_id}/file")
+    assert line.status_code == 200 and "attachment" in line.headers["content-disposition"]
+    saved = json.loads(line.text)
+    assert saved["agents"][seat] == "human" and saved["agents"][1 - seat] == "champion"
+    assert replay_game(saved).state.winner == game.state.winner  # the file replays the same game
+    rematch = _ok(client.post(f"/api/games/{game_id}/rematch", json={}))
+    assert rematch["game"] != game_id and rematch["version"] == 0 and rematch["seat"] == seat and not rematch["over"]
+    swapped = _ok(client.post(f"/api/games/{game_id}/rematch", json={"seat": 1 - seat}))
+    assert swapped["seat"] == 1 - seat
+
+
+def test_a_preset_and_a_rule_variant(client):
+    data = _play(client, opponent="counter", preset="race", rules={"tie_policy": "arrow_player_wins"}, seed=3)
+    assert data["rules"]["preset"] == "race" and data["rules"]["overrides"] == {"tie_policy": "arrow_player_wins"}
+    config = preset_config("race", tie_policy="arrow_player_wins")
+    assert data["rules"]["hash"] == config.ruleset_hash()
+    game = _store(client).get(data["game"])
+    assert game.state.rules.config == config
+    while not data["over"]:
+        data = _ok(client.post(f"/api/games/{data['game']}/move",
+                               json={"action": data["moves"][-1]["action"], "version": data["version"]}))
+    assert game.state.is_over
+
+
+def test_the_table_and_the_words_are_the_players_view(client):
+    data = _play(client, opponent="random", seat=1, seed=5)
+    game = _store(client).get(data["game"])
+    view = player_view(game.state, 1)
+    from tacocat_env.render import describe_event, render_svg, render_view
+
+    assert data["text"] == render_view(view)
+    assert data["svg"] == render_svg(view, names=("random", "you"))
+    assert data["history"] == [describe_event(e, view.rules.values) for e in view.events]
+
+
+# ---------------------------------------------------------------------------------------
+# hidden information (R7.3), by perturbation
+# ---------------------------------------------------------------------------------------
+def _twin_client(game_id: str, game: PlayGame, rng: np.random.Generator) -> tuple[TestClient, PlayGame]:
+    """Another server holding, under the same id, the same game with everything the player
+    cannot see dealt again (the opponent's hand, set-aside and duel cards, the draw pile)."""
+    twin = copy.copy(game)
+    twin._lock = threading.Lock()
+    twin.state = resample_hidden(game.state, game.seat, rng)
+    store = GameStore()
+    store._games[game_id] = twin
+    return TestClient(create_app(store)), twin
+
+
+def _requests(game_id: str, data: dict) -> list[tuple[str, str, dict | None]]:
+    """Requests whose answers must not depend on the opponent's hidden cards."""
+    legal = {m["action"] for m in data["moves"]}
+    illegal = next(a for a in range(200) if a not in legal)
+    out: list[tuple[str, str, dict | None]] = [
+        ("GET", f"/api/games/{game_id}", None),
+        ("POST", f"/api/games/{game_id}/move", {"action": illegal, "version": data["version"]}),
+        ("POST", f"/api/games/{game_id}/move", {"action": _first_move(data), "version": data["version"] + 1}),
+        ("GET", f"/api/games/{game_id}/file", None),
+        ("GET", f"/api/games/{game_id}/frames/0", None),
+        ("POST", f"/api/games/{game_id}/step", {"version": 0}),
+    ]
+    discard = [m["action"] for m in data["moves"] if m["name"].startswith("replace: discard")]
+    if discard:  # setting a card aside leaves the player to act: no agent move, no draw (R4.3)
+        out.append(("POST", f"/api/games/{game_id}/move", {"action": discard[-1], "version": data["version"]}))
+    return out
+
+
+@pytest.mark.parametrize("seat, preset", [(0, "default"), (1, "default"), (1, "jumbo")])
+def test_every_response_to_the_player_is_the_same_whatever_the_opponent_holds(client, seat, preset):
+    rng = np.random.default_rng(seat)
+    data = _play(client, opponent="random", seat=seat, preset=preset, seed=21 + seat)
+    game_id = data["game"]
+    game = _store(client).get(game_id)
+    checked = changed = 0
+    phases = set()
+    while not data["over"]:
+        twin_client, twin = _twin_client(game_id, game, rng)
+        opp = 1 - seat
+        changed += (twin.state.hands[opp], twin.state.draw_pile) != (game.state.hands[opp], game.state.draw_pile)
+        for method, path, body in _requests(game_id, data):
+            here = client.request(method, path, json=body)
+            there = twin_client.request(method, path, json=body)
+            assert (here.status_code, here.content) == (there.status_code, there.content), (path, body)
+            checked += 1
+            if here.status_code == 200 and method == "POST":  # a set-aside was made: carry on from there
+                data = here.json()
+        phases.add(game.state.phase)
+        if not data["over"]:
+            data = _ok(client.post(f"/api/games/{game_id}/move",
+                                   json={"action": data["moves"][-1]["action"], "version": data["version"]}))
+    assert checked >= 20 and changed >= 3
+    assert {Phase.REPLACE, Phase.DUEL} <= phases
+    # and the finished game: the file and everything else shown afterwards may tell all
+    assert client.get(f"/api/games/{game_id}/file").status_code == 200
+
+
+def test_watching_shows_both_hands_and_the_seed(client):
+    data = _ok(client.post("/api/watch", json={"agents": ["counter", "planner"], "preset": "skirmish", "seed": 2}))
+    game = _store(client).get(data["game"])
+    assert data["seed"] == 2 and data["names"] == ["counter", "planner"]
+    assert data["svg"].count("card face hand seat-0") == sum(game.state.hands[0])
+    assert data["svg"].count("card face hand seat-1") == sum(game.state.hands[1])
+
+
+# ---------------------------------------------------------------------------------------
+# watch and replay
+# ---------------------------------------------------------------------------------------
+def test_watching_two_agents_step_by_step(client):
+    data = _ok(client.post("/api/watch", json={"agents": ["counter", "planner"], "preset": "skirmish", "seed": 4}))
+    game_id = data["game"]
+    game = _store(client).get(game_id)
+    steps = 0
+    while not data["over"]:
+        assert data["version"] == steps == len(game.state.actions)
+        data = _ok(client.post(f"/api/games/{game_id}/step", json={"version": steps}))
+        steps += 1
+        player, action = game.state.actions[-1]
+        assert data["last"] == f"player_{player} ({data['names'][player]}): {game.state.rules.codec.names[action]}"
+    record = play_game([make_agent("counter"), make_agent("planner")], seed=4, config=preset_config("skirmish"))
+    assert game.state.actions == record.actions  # the same game as the arena plays from the same seeds
+    before = client.get(f"/api/games/{game_id}").content
+    _refused(client.post(f"/api/games/{game_id}/step", json={"version": steps}), 409, "over")
+    assert client.get(f"/api/games/{game_id}").content == before
+    saved = json.loads(client.get(f"/api/games/{game_id}/file").text)
+    assert saved["agents"] == ["counter", "planner"] and saved["seed"] == 4
+    rematch = _ok(client.post(f"/api/games/{game_id}/rematch", json={"seat": 1}))
+    assert rematch["names"] == ["planner", "counter"] and rematch["version"] == 0
+
+
+def _game_file(*seeds: int) -> str:
+    lines = []
+    for seed in seeds:
+        record = play_game([make_agent("random"), make_agent("highcard")], seed=seed)
+        lines.append(json.dumps(game_to_dict(record, ["random", "highcard"], preset_config("default"))))
+    return "\n".join(lines) + "\n"
+
+
+def test_a_replay_can_be_scrubbed_back_and_forth(client):
+    text = _game_file(1, 2)
+    game = json.loads(text.splitlines()[1])
+    data = _ok(client.post("/api/replay", json={"text": text, "game": 1}))
+    game_id, steps = data["game"], data["steps"]
+    assert steps == len(game["actions"]) and data["step"] == 0 and data["last"] is None
+    final = replay_game(game).state
+    for step in (steps, 0, steps // 2, 1, steps // 2):  # back and forth
+        frame = _ok(client.get(f"/api/games/{game_id}/frames/{step}"))
+        assert frame["step"] == step
+        if step:
+            player, action, name = game["actions"][step - 1]
+            assert frame["last"] == f"player_{player} ({game['agents'][player]}): {name}"
+    end = _ok(client.get(f"/api/games/{game_id}/frames/{steps}"))
+    assert end["over"] and end["winner"] == final.winner == game["winner"]
+    assert end["svg"].count("card face hand seat-0") == sum(final.hands[0])  # a post-mortem: both hands
+    _refused(client.get(f"/api/games/{game_id}/frames/{steps + 1}"), 400, "out of range")
+    _refused(client.get(f"/api/games/{game_id}/frames/-1"), 400, "whole number")
+    _refused(client.get(f"/api/games/{game_id}/frames/x"), 400, "whole number")
+    assert json.loads(client.get(f"/api/games/{game_id}/file").text) == game
+
+
+# ---------------------------------------------------------------------------------------
+# bad input: a 4xx with a one-line JSON error, the game unchanged
+# ---------------------------------------------------------------------------------------
+@pytest.fixture
+def game(client) -> dict:
+    return _play(client, opponent="random", seed=8)
+
+
+def _raw(client: TestClient, path: str, content: bytes, kind: str = "application/json"):
+    return client.post(path, content=content, headers={"content-type": kind})
+
+
+@pytest.mark.parametrize("content, kind, status, words", [
+    (b"{", "application/json", 400, ["not valid JSON"]),
+    (b"", "application/json", 400, ["not valid JSON"]),
+    (b"\xff\xfe", "application/json", 400, ["not valid JSON"]),
+    (b"[1, 2]", "application/json", 400, ["JSON object", "list"]),
+    (b"[" * 30_000 + b"]" * 30_000, "application/json", 400, ["not valid JSON"]),
+    (b'{"action": 1, "version": 0, "extra": 1}', "application/json", 400, ["extra"]),
+    (b'{"action": "1", "version": 0}', "application/json", 400, ["action"]),
+    (b'{"action": true, "version": 0}', "application/json", 400, ["action"]),
+    (b'{"action": 1.0, "version": 0}', "application/json", 400, ["action"]),
+    (b'{"action": NaN, "version": 0}', "application/json", 400, ["action"]),
+    (b'{"action": -1, "version": 0}', "application/json", 400, ["action"]),
+    (b'{"action": 10000000, "version": 0}', "application/json", 400, ["action"]),
+    (b'{"action": 1' + b"0" * 5000 + b', "version": 0}', "application/json", 400, ["not valid JSON"]),
+    (b'{"action": 1}', "application/json", 400, ["version"]),
+    (b'{"action": 1, "version": 0}', "text/plain", 415, ["application/json"]),
+    (b'{"action": 1, "version": 0}', "", 415, ["application/json"]),
+    (b'{"action": 1, "version": 0, "pad": "' + b"x" * MAX_BODY + b'"}', "application/json", 413, ["64 KB"]),
+])
+def test_a_malformed_or_oversized_move_is_refused_and_changes_nothing(client, game, content, kind, status, words):
+    path = f"/api/games/{game['game']}"
+    before = client.get(path).content
+    _refused(_raw(client, f"{path}/move", content, kind), status, *words)
+    assert client.get(path).content == before
+
+
+def test_illegal_and_stale_moves_are_refused_and_change_nothing(client, game):
+    path = f"/api/games/{game['game']}"
+    before = client.get(path).content
+    legal = {m["action"] for m in game["moves"]}
+    illegal = next(a for a in range(100) if a not in legal)
+    _refused(client.post(f"{path}/move", json={"action": illegal, "version": 0}), 400, "illegal move", "legal moves")
+    _refused(client.post(f"{path}/move", json={"action": 5000, "version": 0}), 400, "not an action of these rules")
+    _refused(client.post(f"{path}/move", json={"action": _first_move(game), "version": 1}), 409, "stale")
+    assert client.get(path).content == before
+    moved = _ok(client.post(f"{path}/move", json={"action": _first_move(game), "version": 0}))
+    after = client.get(path).content
+    _refused(client.post(f"{path}/move", json={"action": _first_move(moved), "version": 0}), 409, "stale", "move 1")
+    assert client.get(path).content == after
+
+
+def test_a_finished_game_takes_no_move(client):
+    data = _play(client, opponent="random", preset="tiny", seed=1)
+    while not data["over"]:
+        data = _ok(client.post(f"/api/games/{data['game']}/move",
+                               json={"action": _first_move(data), "version": data["version"]}))
+    before = client.get(f"/api/games/{data['game']}").content
+    _refused(client.post(f"/api/games/{data['game']}/move", json={"action": 0, "version": data["version"]}),
+             409, "over")
+    assert client.get(f"/api/games/{data['game']}").content == before
+
+
+@pytest.mark.parametrize("path, body, status, words", [
+    ("/api/play", {"opponent": "nobody"}, 400, ["opponent", "unknown agent 'nobody'"]),
+    ("/api/play", {"opponent": "search:simulations=-3"}, 400, ["opponent", "simulations"]),
+    ("/api/play", {"opponent": "search:depth=3"}, 400, ["no parameter 'depth'"]),
+    ("/api/play", {"opponent": "league:path=/no/such/policy.npz"}, 400, ["opponent"]),
+    ("/api/play", {"opponent": "champion", "preset": "skirmish"}, 400, ["opponent", "trained for ruleset"]),
+    ("/api/play", {"opponent": "human"}, 400, ["unknown agent"]),
+    ("/api/play", {"opponent": ""}, 400, ["opponent"]),
+    ("/api/play", {"opponent": "x" * 2000}, 400, ["opponent"]),
+    ("/api/play", {"seat": 2}, 400, ["seat"]),
+    ("/api/play", {"seat": True}, 400, ["seat"]),
+    ("/api/play", {"seed": -1}, 400, ["seed"]),
+    ("/api/play", {"seed": 2**40}, 400, ["seed"]),
+    ("/api/play", {"preset": "huge"}, 400, ["unknown rules preset 'huge'"]),
+    ("/api/play", {"opponent": "random", "rules": {"deck": {}}}, 400, ["rules", "deck"]),
+    ("/api/play", {"opponent": "random", "rules": {"board": [4] * 300}}, 400, ["rules", "board"]),
+    ("/api/play", {"opponent": "random", "rules": {"colour": "red"}}, 400, ["rules", "colour"]),
+    ("/api/play", {"opponent": "random", "rules": [1]}, 400, ["rules"]),
+    ("/api/watch", {"agents": ["random"]}, 400, ["agents"]),
+    ("/api/watch", {"agents": ["random", "nobody"]}, 400, ["agents[1]", "unknown agent"]),
+    ("/api/replay", {"text": "{seed: 1\n"}, 400, ["line 1", "not valid JSON"]),
+    ("/api/replay", {"text": "\n\n"}, 400, ["no games"]),
+    ("/api/replay", {"text": '{"a": 1}\n'}, 400, ["line 1", "not a game record"]),
+    ("/api/replay", {"text": '{"seed": -1, "actions": []}\n'}, 400, ["line 1", "seed"]),
+    ("/api/replay", {"text": '{"seed": 1, "rules": {}, "actions": [[0, 999]]}\n'}, 400, ["replayed", "out of range"]),
+    ("/api/replay", {"text": '{"seed": 1, "rules": {}, "actions": [], "ruleset_hash": "0"}\n'}, 400, ["hash mismatch"]),
+    ("/api/replay", {"text": '{"seed": 1, "actions": []}\n'}, 400, ["replayed", "no 'rules'"]),
+    ("/api/replay", {"text": '{"seed": 1, "actions": []}\n', "game": 3}, 400, ["game 3", "holds 1 game"]),
+])
+def test_bad_game_requests_are_refused(client, path, body, status, words):
+    games = len(_store(client))
+    _refused(client.post(path, json=body), status, *words)
+    assert len(_store(client)) == games  # no game was made
+
+
+def test_an_illegal_action_in_a_game_file_is_refused(client):
+    game = json.loads(_game_file(3))
+    game["actions"][4][1], game["actions"][4][2] = 0, "replace: discard a 1"
+    game["actions"] = [[p, a] for p, a, _ in game["actions"]]
+    _refused(client.post("/api/replay", json={"text": json.dumps(game)}), 400, "cannot be replayed", "action 4")
+
+
+def test_an_oversized_game_file_is_refused(client):
+    text = "\n" * (MAX_FILE_BODY + 10)
+    _refused(client.post("/api/replay", json={"text": text}), 413, "KB")
+
+
+@pytest.mark.parametrize("path", ["/api/games/nosuchgame", "/api/games/" + "a" * 65, "/api/games/..%2F..%2Fetc",
+                                  "/api/games/nosuchgame/file", "/api/nothing", "/static/nothing.js"])
+def test_unknown_game_ids_and_routes_are_404(client, path):
+    _refused(client.get(path), 404)
+
+
+def test_moves_steps_and_frames_go_to_the_right_kind_of_game(client, game):
+    watched = _ok(client.post("/api/watch", json={"agents": ["random", "random"], "preset": "tiny"}))
+    path = f"/api/games/{game['game']}"
+    before = client.get(path).content
+    _refused(client.post(f"{path}/step", json={"version": 0}), 400, "between agents")
+    _refused(client.get(f"{path}/frames/0"), 400, "replay")
+    _refused(client.post(f"/api/games/{watched['game']}/move", json={"action": 0, "version": 0}), 400, "against an agent")
+    _refused(client.post(f"/api/games/{game['game']}/move", json={"action": 0}), 400, "version")
+    _refused(client.get(f"/api/games/{game['game']}/move"), 405)
+    replayed = _ok(client.post("/api/replay", json={"text": _game_file(4)}))
+    _refused(client.post(f"/api/games/{replayed['game']}/rematch", json={}), 400, "no rematch")
+    assert client.get(path).content == before
+
+
+def test_two_tabs_cannot_move_at_once(client):
+    """One move at a time per game: a second tab's move while the first is being answered
+    (the agent still thinking) is refused, then its stale counter is."""
+    data = _play(client, opponent="random", seed=9)
+    path = f"/api/games/{data['game']}"
+    game = _store(client).get(data["game"])
+    real_act = game.agent.act
+
+    def slow_act(inp):
+        time.sleep(0.3)
+        return real_act(inp)
+
+    game.agent.act = slow_act
+    action = next(m["action"] for m in data["moves"] if m["name"] == "replace: stop")  # the agent replies next
+    answers: list = [None, None]
+
+    def tab(index: int, delay: float) -> None:
+        time.sleep(delay)
+        with TestClient(client.app) as other:
+            answers[index] = other.post(f"{path}/move", json={"action": action, "version": 0})
+
+    tabs = [threading.Thread(target=tab, args=(0, 0.0)), threading.Thread(target=tab, args=(1, 0.15))]
+    for t in tabs:
+        t.start()
+    for t in tabs:
+        t.join()
+    assert answers[0].status_code == 200, answers[0].text
+    _refused(answers[1], 409, "another request")
+    assert game.version == 1 and game.state.actions.count((0, action)) == 1
+    _refused(client.post(f"{path}/move", json={"action": action, "version": 0}), 409, "stale")
+
+
+def test_game_ids_are_unguessable_and_the_store_is_bounded():
+    store = GameStore(limit=3)
+    client = TestClient(create_app(store))
+    ids = [_play(client, opponent="random", preset="tiny")["game"] for _ in range(5)]
+    assert len(set(ids)) == 5 and all(len(i) >= 24 and i.replace("-", "").replace("_", "").isalnum() for i in ids)
+    assert len(store) == 3
+    _refused(client.get(f"/api/games/{ids[0]}"), 404, "unknown game id")
+    _ok(client.get(f"/api/games/{ids[-1]}"))
+
+
+def test_a_local_server_answers_only_requests_for_this_machine():
+    client = TestClient(server.local_app("127.0.0.1"), base_url="http://127.0.0.1:8000")
+    _ok(client.get("/api/options"))
+    assert client.get("/api/options", headers={"host": "localhost:8000"}).status_code == 200
+    _refused(client.get("/api/options", headers={"host": "evil.example"}), 400, "evil.example")
+
+
+# ---------------------------------------------------------------------------------------
+# tacocat serve
+# ---------------------------------------------------------------------------------------
+def test_serve_says_where_and_who_can_reach_it(monkeypatch):
+    ran = []
+
+    class Dummy:
+        def __init__(self, app) -> None:
+            self.app = app
+
+        def run(self, sockets):
+            ran.append(sockets[0].getsockname())
+
+    monkeypatch.setattr(server, "_server", Dummy)
+    lines: list[str] = []
+    server.serve("127.0.0.1", 0, echo=lines.append)
+    assert ran and ran[0][0] == "127.0.0.1"
+    assert f"http://127.0.0.1:{ran[0][1]}/" in lines[0] and "local only" in lines[0]
+    lines.clear()
+    server.serve("0.0.0.0", 0, echo=lines.append)
+    assert "other machines can reach it" in lines[0]
+
+
+def test_serve_refuses_a_port_in_use_and_a_bad_port_in_one_line():
+    from typer.testing import CliRunner
+
+    from experiments.cli import app
+
+    taken = server.bind("127.0.0.1", 0)
+    try:
+        result = CliRunner().invoke(app, ["serve", "--port", str(taken.getsockname()[1])])
+    finally:
+        taken.close()
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert result.exit_code == 1 and len(errors) == 1 and "cannot listen" in errors[0], result.output
+    result = CliRunner().invoke(app, ["serve", "--port", "70000"])
+    assert result.exit_code == 2 and "--port" in result.output and "Traceback" not in result.output
+
+
+def test_tacocat_web_imports_point_one_way():
+    """tacocat_web may import agents and tacocat_env; of the rest, only experiments/cli.py imports it."""
+    def imports(path: Path) -> set[str]:
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found.add(node.module.split(".")[0])
+        return found
+
+    for path in (ROOT / "tacocat_web").rglob("*.py"):
+        assert not imports(path) & {"experiments"}, path
+    users = {str(p.relative_to(ROOT)) for package in ("tacocat_env", "agents", "experiments")
+             for p in (ROOT / package).rglob("*.py") if "tacocat_web" in imports(p)}
+    assert users == {"experiments/cli.py"}
