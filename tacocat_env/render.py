@@ -414,13 +414,13 @@ def table_scene(f: TableFacts) -> Scene:
     values = f.rules.values
     shapes: list[Shape] = []
     bottom, top = f.bottom, 1 - f.bottom
-    _seat(shapes, f, top, 14, 26)
-    y = _board(shapes, f, 104)
-    rows = {top: 26.0, bottom: y}
-    _seat(shapes, f, bottom, y + _CARD_H + 14, y)
+    _seat(shapes, f, top, 16, 30)
+    y = _board(shapes, f, 116) + 4
+    rows = {top: 30.0, bottom: y}
+    _seat(shapes, f, bottom, y + _CARD_H + 16, y)
     duel_x, trick_x = 620.0, 700.0
-    shapes.append(Label(duel_x, 14, "duel", size=11, fill=_DIM, anchor="start"))
-    shapes.append(Label(trick_x, 14, "trick", size=11, fill=_DIM, anchor="start"))
+    shapes.append(Label(duel_x, 16, "duel", size=11, fill=_DIM, anchor="start"))
+    shapes.append(Label(trick_x, 16, "trick", size=11, fill=_DIM, anchor="start"))
     for seat in (0, 1):
         card = f.duel[seat]
         if card is not None or f.pending_duel[seat]:
@@ -436,14 +436,14 @@ def table_scene(f: TableFacts) -> Scene:
                        step=step)
             shapes.append(Label(max(end, trick_x + _CARD_W) + 8, rows[seat] + _CARD_H / 2, word, size=11, fill=_DIM,
                                 anchor="start"))
-    row_y = y + _CARD_H + 30
+    row_y = y + _CARD_H + 38
     shapes.append(Label(20, row_y + _SMALL_H / 2, "face up this round", size=11, fill=_DIM, anchor="start"))
     _row(shapes, 130, row_y, _listed(f.discard), 700, values, "face-up", small=True)
     if f.draw_pile_size:
         _card(shapes, 860, row_y, _SMALL_W, _SMALL_H, None, values, "draw-pile")
     shapes.append(Label(860 + _SMALL_W + 8, row_y + _SMALL_H / 2, f"draw pile {f.draw_pile_size}", size=12,
                         fill=_LIGHT, anchor="start", tag="draw-pile-size"))
-    status_y = row_y + _SMALL_H + 20
+    status_y = row_y + _SMALL_H + 24
     shapes.append(Label(20, status_y, _status(f), size=14, fill=_WIN if f.phase is Phase.OVER else _LIGHT,
                         anchor="start", bold=True, tag="status"))
     return Scene(_WIDTH, _HEIGHT, _FELT, tuple(shapes))

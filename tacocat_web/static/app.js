@@ -26,7 +26,7 @@ function section(name) {
   const root = $(`#${name}`);
   return {
     root, data: null, timer: null,
-    error: $(".error", root), game: $(".game", root), table: $(".table", root), status: $(".status", root),
+    error: $(".error", root), game: $(".game", root), table: $(".table", root), status: $(".note", root),
     text: $(".text", root), history: $(".history", root), after: $(".after", root),
   };
 }
