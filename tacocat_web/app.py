@@ -9,7 +9,7 @@
     GET  /api/games/ID/frames/K              a replay after K actions
     POST /api/games/ID/move   {action, version}   the person's move (play)
     POST /api/games/ID/step   {version}           the next agent action (watch)
-    POST /api/games/ID/rematch {seat}             the same settings, a new deal
+    POST /api/games/ID/rematch {swap}             the same settings, a new deal (swap: seats swapped)
     GET  /api/games/ID/file                  the game as a game file line (.jsonl), once over
 
 Every refusal is a 4xx with `{"error": "one line"}` and leaves the game unchanged: malformed
@@ -26,7 +26,7 @@ import json
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -92,7 +92,7 @@ class StepRequest(_Body):
 
 
 class RematchRequest(_Body):
-    seat: StrictInt | None = Field(None, ge=0, le=1)
+    swap: StrictBool = False
 
 
 def error(status: int, message: str) -> JSONResponse:
@@ -237,9 +237,7 @@ def create_app(store: GameStore | None = None, allowed_hosts: list[str] | None =
     async def rematch(request: Request) -> JSONResponse:
         game = games.get(request.path_params["game_id"])
         body = await read_json(request, RematchRequest)
-        if isinstance(game, ReplayGame):
-            raise WebError(400, "a replay has no rematch; load the file again")
-        return await run_in_threadpool(created, await run_in_threadpool(game.rematch, body.seat))
+        return await run_in_threadpool(created, await run_in_threadpool(game.rematch, body.swap))
 
     async def game_file(request: Request) -> Response:
         game_id = request.path_params["game_id"]

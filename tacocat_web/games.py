@@ -147,8 +147,9 @@ class Game:
         """The game as a line of a game file (agents.replay)."""
         raise NotImplementedError
 
-    def rematch(self) -> Game:
-        raise WebError(400, f"a {self.kind} game has no rematch")
+    def rematch(self, swap: bool = False) -> Game:
+        """A new game with the same settings and a new deal (`swap`: the seats swapped)."""
+        raise WebError(400, f"a {self.kind} has no rematch; load the file again")
 
 
 # ---------------------------------------------------------------------------------------
@@ -225,8 +226,8 @@ class PlayGame(Game):
         agents = ["human", self.opponent] if self.seat == 0 else [self.opponent, "human"]
         return game_to_dict(_record(self.state, self.seed), agents, self.rules.config, finished=True)
 
-    def rematch(self, seat: int | None = None) -> PlayGame:
-        return PlayGame(self.rules, self.opponent, self.seat if seat is None else seat)
+    def rematch(self, swap: bool = False) -> PlayGame:
+        return PlayGame(self.rules, self.opponent, 1 - self.seat if swap else self.seat)
 
 
 # ---------------------------------------------------------------------------------------
@@ -281,9 +282,8 @@ class WatchGame(Game):
             raise WebError(409, "the game file is available once the game is over")
         return game_to_dict(_record(self.state, self.seed), list(self.specs), self.rules.config, finished=True)
 
-    def rematch(self, seat: int | None = None) -> WatchGame:
-        agents = self.specs if not seat else (self.specs[1], self.specs[0])  # seat 1: the agents swap seats
-        return WatchGame(self.rules, agents)
+    def rematch(self, swap: bool = False) -> WatchGame:
+        return WatchGame(self.rules, (self.specs[1], self.specs[0]) if swap else self.specs)
 
 
 def _result(state: GameState, names: tuple[str, str]) -> str:

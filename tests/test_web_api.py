@@ -109,7 +109,7 @@ def test_a_whole_game_against_the_champion(client, seat):
     assert replay_game(saved).state.winner == game.state.winner  # the file replays the same game
     rematch = _ok(client.post(f"/api/games/{game_id}/rematch", json={}))
     assert rematch["game"] != game_id and rematch["version"] == 0 and rematch["seat"] == seat and not rematch["over"]
-    swapped = _ok(client.post(f"/api/games/{game_id}/rematch", json={"seat": 1 - seat}))
+    swapped = _ok(client.post(f"/api/games/{game_id}/rematch", json={"swap": True}))
     assert swapped["seat"] == 1 - seat
 
 
@@ -227,7 +227,7 @@ def test_watching_two_agents_step_by_step(client):
     assert client.get(f"/api/games/{game_id}").content == before
     saved = json.loads(client.get(f"/api/games/{game_id}/file").text)
     assert saved["agents"] == ["counter", "planner"] and saved["seed"] == 4
-    rematch = _ok(client.post(f"/api/games/{game_id}/rematch", json={"seat": 1}))
+    rematch = _ok(client.post(f"/api/games/{game_id}/rematch", json={"swap": True}))
     assert rematch["names"] == ["planner", "counter"] and rematch["version"] == 0
 
 
@@ -389,6 +389,7 @@ def test_moves_steps_and_frames_go_to_the_right_kind_of_game(client, game):
     _refused(client.get(f"/api/games/{game['game']}/move"), 405)
     replayed = _ok(client.post("/api/replay", json={"text": _game_file(4)}))
     _refused(client.post(f"/api/games/{replayed['game']}/rematch", json={}), 400, "no rematch")
+    _refused(client.post(f"{path}/rematch", json={"swap": "yes"}), 400, "swap")
     assert client.get(path).content == before
 
 

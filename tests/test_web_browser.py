@@ -101,7 +101,7 @@ def test_a_whole_game_by_clicking_the_move_buttons(page):
     saved = json.loads(Path(download.value.path()).read_text())
     assert saved["agents"] == ["random", "human"]
     assert replay_game(saved).state.is_over
-    page.click("#play .rematch")
+    page.click("#play .rematch:not(.swap)")
     page.wait_for_selector("#play[data-over=false][data-version='0']")
     assert page.locator("#play button.move").count() > 0
 

@@ -176,12 +176,13 @@ $(".moves", views.play.root).addEventListener("click", (event) => {
   const button = event.target.closest("button.move");
   if (button && !button.disabled) sendMove(Number(button.dataset.action));
 });
-$(".rematch", views.play.root).addEventListener("click", async () => {
+$$(".rematch", views.play.root).forEach((button) => button.addEventListener("click", async () => {
   const view = views.play;
   setBusy(view, true);
-  try { showPlay(await api("POST", `/api/games/${view.data.game}/rematch`, {})); }
-  catch (err) { showError(view, err.message); } finally { setBusy(view, false); }
-});
+  try {
+    showPlay(await api("POST", `/api/games/${view.data.game}/rematch`, {swap: button.classList.contains("swap")}));
+  } catch (err) { showError(view, err.message); } finally { setBusy(view, false); }
+}));
 $(".review", views.play.root).addEventListener("click", () => review(views.play));
 
 // ---------------------------------------------------------------------------------------
@@ -235,12 +236,13 @@ $(".run", views.watch.root).addEventListener("click", () => {
   view.root.dataset.running = "true";
   view.timer = setTimeout(watchStep, 0);
 });
-$(".rematch", views.watch.root).addEventListener("click", async () => {
+$$(".rematch", views.watch.root).forEach((button) => button.addEventListener("click", async () => {
   const view = views.watch;
   stopRunning(view);
-  try { showWatch(await api("POST", `/api/games/${view.data.game}/rematch`, {})); }
-  catch (err) { showError(view, err.message); }
-});
+  try {
+    showWatch(await api("POST", `/api/games/${view.data.game}/rematch`, {swap: button.classList.contains("swap")}));
+  } catch (err) { showError(view, err.message); }
+}));
 $(".review", views.watch.root).addEventListener("click", () => review(views.watch));
 bindSpeed(views.watch);
 
