@@ -148,8 +148,10 @@ async function sendMove(action) {
   }
   showError(view, "");
   setBusy(view, true);
+  const start = performance.now();
   try {
     showPlay(await api("POST", `/api/games/${data.game}/move`, {action, version: data.version}));
+    performance.measure("move", {start});  // from the click to the new table (benchmarks/web_latency.py)
   } catch (err) {
     showError(view, err.message);
     await reloadPlay();
@@ -351,6 +353,7 @@ $$("nav [role=tab]").forEach((button) => button.addEventListener("click", () => 
       }));
     }
     document.body.dataset.ready = "true";
+    performance.mark("ready");  // the page can be used (benchmarks/web_latency.py)
   } catch (err) { showError(views.play, `cannot load the options: ${err.message}`); }
   const tab = location.hash.slice(1);
   if (tab in views) openTab(tab);
