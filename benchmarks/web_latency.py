@@ -6,8 +6,8 @@
 Starts `tacocat serve --port 0` as its own process (uvicorn, as a user runs it) and times,
 over `--requests` requests each (after a warm-up), with one keep-alive HTTP client:
 
-* page load: the page and everything it fetches before it can be used (/, app.js, app.css,
-  /api/options), one after the other;
+* page load: the page and everything it fetches before it can be used (/, app.js and app.css,
+  one after the other; the agents and presets its forms offer are written into the page);
 * a new game against the champion (the agent's first replies included);
 * a move against the champion / against random under the default rules: the person's move
   and every agent reply until it is the person's turn again, as the page sends it;
@@ -102,10 +102,10 @@ def http_rows(url: str, count: int) -> list[tuple[str, list[float]]]:
     rows = []
     with httpx2.Client(base_url=url, timeout=60) as client:
         def page() -> None:
-            for path in ("/", "/static/app.js", "/static/app.css", "/api/options"):
+            for path in ("/", "/static/app.js", "/static/app.css"):
                 client.get(path).raise_for_status()
 
-        rows.append(("page load (/, app.js, app.css, /api/options)", timed(count, page)))
+        rows.append(("page load (/, app.js, app.css)", timed(count, page)))
         seeds = iter(range(10**6))
         rows.append(("new game against champion", timed(count, lambda: checked(client.post(
             "/api/play", json={"opponent": "champion", "seed": next(seeds)})))))

@@ -33,7 +33,7 @@ from starlette.exceptions import HTTPException
 from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -159,12 +159,17 @@ def create_app(store: GameStore | None = None, allowed_hosts: list[str] | None =
         with game.locked():
             return answer(game.payload(game_id))
 
-    async def index(request: Request) -> Response:
-        return FileResponse(STATIC / "index.html", headers=_NO_STORE)
-
-    # what the page's forms offer, read once (listing the agents imports their modules)
+    # what the page's forms offer, read once (listing the agents imports their modules), and
+    # written into the page, which so needs no second request before it can be used
     choices = {"agents": [{"name": name, "doc": doc} for name, doc in list_agents()], "presets": list(PRESETS),
                "default_opponent": "champion"}
+    embedded = json.dumps(choices).replace("</", "<\\/")  # (JSON's own escape: no "</script>" inside)
+    page = (STATIC / "index.html").read_text(encoding="utf-8").replace(
+        '<script id="options" type="application/json">{}</script>',
+        f'<script id="options" type="application/json">{embedded}</script>')
+
+    async def index(request: Request) -> Response:
+        return HTMLResponse(page, headers=_NO_STORE)
 
     async def options(request: Request) -> JSONResponse:
         return JSONResponse(choices)

@@ -76,6 +76,8 @@ def test_the_page_its_files_and_the_options_are_served(client):
     assert script.status_code == 200 and "javascript" in script.headers["content-type"]
     assert client.get("/static/app.css").headers["content-type"].startswith("text/css")
     options = _ok(client.get("/api/options"))
+    embedded = page.text.split('<script id="options" type="application/json">')[1].split("</script>")[0]
+    assert json.loads(embedded) == options  # written into the page: it needs no second request
     names = {agent["name"] for agent in options["agents"]}
     assert {"champion", "counter", "search", "random"} <= names
     assert {"default", "tiny", "skirmish", "race"} <= set(options["presets"])

@@ -335,9 +335,9 @@ function openTab(name) {
 
 $$("nav [role=tab]").forEach((button) => button.addEventListener("click", () => openTab(button.dataset.tab)));
 
-(async () => {
+(() => {
   try {
-    const options = await api("GET", "/api/options");
+    const options = JSON.parse($("#options").textContent);  // written into the page by the server
     $("#agent-list").replaceChildren(...options.agents.map((agent) => {
       const option = document.createElement("option");
       option.value = agent.name;
