@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -90,6 +91,12 @@ def join(cluster: Cluster, timeout_s: int = TIMEOUT_S) -> None:
     global _joined
     import jax
 
+    if cluster.coordinator is not None and cluster.process_id != 0:
+        # XLA's client aborts the process (no Python error) when the coordinator does not answer
+        _wait_for(cluster, timeout_s)
+    elif cluster.coordinator is not None:  # process 0: if the others do not come, XLA's client aborts
+        print(f"process 0: waiting up to {timeout_s} s for the other {cluster.num_processes - 1} process(es) "
+              f"at {cluster.coordinator}", file=sys.stderr, flush=True)
     try:
         if cluster.coordinator is None:
             jax.distributed.initialize(initialization_timeout=timeout_s)
@@ -102,6 +109,25 @@ def join(cluster: Cluster, timeout_s: int = TIMEOUT_S) -> None:
                          f"within {timeout_s} s: is the coordinator reachable and every process started? "
                          f"({first[:200]})") from None
     _joined = cluster
+
+
+def _wait_for(cluster: Cluster, timeout_s: int) -> None:
+    """Wait until the coordinator accepts connections; ValueError, one line, after `timeout_s` s."""
+    import socket
+    import time
+
+    host, _, port = str(cluster.coordinator).rpartition(":")
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=2):
+                return
+        except OSError as err:
+            if time.monotonic() > deadline:
+                raise ValueError(f"could not join the JAX processes ({cluster.describe()}, from the {cluster.source}): "
+                                 f"no coordinator answered at {cluster.coordinator} within {timeout_s} s ({err}); "
+                                 "start process 0 there, or check the address") from None
+            time.sleep(0.5)
 
 
 def joined() -> Cluster | None:

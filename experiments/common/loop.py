@@ -115,12 +115,18 @@ def train(config: ExperimentConfig | None = None, *, resume: Path | None = None,
         raise ValueError("train() needs a config or resume=RUN_DIR")
     backend = trainer_module(config.backend)
     with backend.session(config, address) as extras:
-        if resume is None:
+        # several processes (experiments/common/distributed.py): process 0 writes the run
+        writes = extras.pop("process_index", 0) == 0
+        if resume is None and writes:
             run_dir = new_run_dir(config)
             (run_dir / "config.yaml").write_text(config.to_yaml())
             (run_dir / "run.json").write_text(json.dumps({**run_metadata(config), **extras}, indent=2))
+        elif resume is None:
+            run_dir = None
         trainer = backend.make_trainer(config, run_dir)
         try:
+            if not writes:
+                return take_part(trainer, config, run_dir, resuming=resume is not None)
             return run_training(trainer, config, run_dir, resuming=resume is not None, progress=progress,
                                 listener=listener)
         finally:
@@ -188,6 +194,21 @@ def run_training(trainer: Trainer, config: ExperimentConfig, run_dir: Path, *, r
         bar.close()
         writer.close()
     return TrainedRun(run_dir, policy, stopped)
+
+
+def take_part(trainer: Trainer, config: ExperimentConfig, run_dir: Path | None, *, resuming: bool) -> TrainedRun:
+    """A process of a multi-process run other than process 0: the same iterations from the
+    same checkpoint, and its part in gathering the state at every checkpoint (`save(None)`);
+    it writes nothing (no policy: `TrainedRun.policy` is None)."""
+    found = checkpoints.latest(run_dir, config) if resuming and run_dir is not None else None
+    if found is not None:
+        trainer.restore(*found)
+    saves = Every(config.checkpoint_every, trainer.timesteps)
+    while trainer.timesteps < config.total_timesteps:
+        trainer.iterate()
+        if saves.due(trainer.timesteps) or trainer.timesteps >= config.total_timesteps:
+            trainer.save(None)
+    return TrainedRun(run_dir, None, False)  # type: ignore[arg-type]
 
 
 @contextlib.contextmanager

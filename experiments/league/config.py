@@ -17,6 +17,8 @@ from experiments.common.settings import (
 
 #: league.critic_warmup's bound (a typo must not stall a run in warm-up)
 MAX_CRITIC_WARMUP = 1_000_000
+#: league.devices' bound
+MAX_DEVICES = 4096
 
 
 class LeagueConfig(_Strict):
@@ -65,6 +67,12 @@ class LeagueConfig(_Strict):
         "critic only, the actor frozen, on rollouts against the league (with init_actor, a critic that knows the "
         "actor's values before PPO moves the actor). They play env steps like any iteration, count toward "
         "total_timesteps and are marked critic_warmup=1 in progress.csv. 0: none, as before")
+    devices: int = Field(
+        default=1, ge=1, le=MAX_DEVICES, description="JAX devices the league trains on, data parallel "
+        "(docs/SCALING.md): each plays n_envs / devices games, its share of every block of the mixture, and "
+        "computes its share of every minibatch; the gradients are summed over the devices. The run equals the "
+        "one-device run to float rounding. Every device of every process (jax.distributed) counts; on CPU, "
+        "`tacocat train --devices N` splits the host into N XLA devices. 1: JAX's default device, as before")
 
 
 class LeagueExperiment(ExperimentBase):
@@ -101,8 +109,10 @@ class LeagueExperiment(ExperimentBase):
             raise ValueError(f"league.critic_warmup: {league.critic_warmup} warm-up iterations leave no PPO iteration "
                              f"of the run's {iterations} (total_timesteps {self.total_timesteps:,} at {rollout:,} env "
                              "steps per iteration)")
-        split_rows(self.n_envs, league.selfplay_weight, league.snapshot_weight, league.snapshot_slots,
-                   [o.weight for o in self.opponents])
+        blocks = split_rows(self.n_envs, league.selfplay_weight, league.snapshot_weight, league.snapshot_slots,
+                            [o.weight for o in self.opponents])
+        if league.devices > 1:
+            check_devices_split(self, blocks)
         needed = league_memory_bytes(self)
         if needed > MAX_LEAGUE_MEMORY_BYTES:
             raise ValueError(f"the league needs about {needed / 2**30:.1f} GiB for its rollout, environments and "
@@ -110,6 +120,44 @@ class LeagueExperiment(ExperimentBase):
                              f"{league.snapshot_pool}, algo.net_arch {self.algo.net_arch}), over the limit of "
                              f"{MAX_LEAGUE_MEMORY_BYTES / 2**30:.0f} GiB")
         return self
+
+
+def check_devices_split(config: LeagueExperiment, blocks: list) -> None:
+    """ValueError, one line, unless `league.devices` share the batch, every block of the
+    mixture and every minibatch evenly (each device runs the same program on its share)."""
+    from experiments.league.devices import block_split_error
+
+    devices, league = config.league.devices, config.league
+    if config.n_envs % devices:
+        raise ValueError(f"league.devices: n_envs {config.n_envs} does not split over {devices} devices (choose a "
+                         f"multiple of {devices})")
+    if any(b.rows % devices for b in blocks):
+        raise ValueError(block_split_error(blocks, devices, even_n_envs(config)))
+    slots = math.ceil(league.decision_share * config.algo.batch_size) if league.decision_share < 1 else 0
+    if config.algo.batch_size % devices or slots % devices:
+        what = (f"league.decision_share x algo.batch_size = {slots} decision slots" if slots % devices
+                else f"algo.batch_size {config.algo.batch_size}")
+        raise ValueError(f"league.devices: each device computes 1/{devices} of every minibatch; {what} does not split "
+                         f"over {devices} devices")
+
+
+def even_n_envs(config: LeagueExperiment, tries: int = 4096) -> int | None:
+    """The n_envs nearest the config's whose mixture splits over `league.devices` (within
+    `tries` values either side); None if none does."""
+    from experiments.league.mixture import split_rows
+
+    league, devices = config.league, config.league.devices
+    for n in sorted(range(max(devices, config.n_envs - tries), config.n_envs + tries), key=lambda n: abs(n - config.n_envs)):
+        if n % devices:
+            continue
+        try:
+            blocks = split_rows(n, league.selfplay_weight, league.snapshot_weight, league.snapshot_slots,
+                                [o.weight for o in config.opponents])
+        except ValueError:
+            continue
+        if not any(b.rows % devices for b in blocks):
+            return n
+    return None
 
 
 def check_init_actor(spec: str, config: LeagueExperiment) -> None:

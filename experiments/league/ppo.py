@@ -36,9 +36,11 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from experiments.league.devices import AXIS, RowLayout
 from experiments.league.heuristics import Policy, failed_answer_floor
 from experiments.league.mixture import Block
 from experiments.league.network import Params, init_params, masked_logits, value
+from tacocat_env.batch.rollout import pick_by_logits
 
 
 @dataclass(frozen=True)
@@ -116,8 +118,12 @@ def init_runner(env: Any, s: PPOSettings, key: jax.Array) -> Runner:
     return Runner(params, make_optimizer(s).init(params), env_state, seat, floor, key)
 
 
-def sample(key: jax.Array, logits: jax.Array) -> tuple[jax.Array, jax.Array]:
-    action = jax.random.categorical(key, logits).astype(jnp.int32)
+def sample(u: jax.Array, logits: jax.Array, mask: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """(action, its log-probability) drawn from the softmax over the legal actions of the
+    masked `logits`, given one uniform number in [0, 1) per row (`rollout.pick_by_logits`, by
+    inverse CDF: on XLA:CPU, `jax.random.categorical`'s one draw per action cost about a fifth
+    of a league iteration)."""
+    action = pick_by_logits(u, logits, mask)
     log_prob = jnp.take_along_axis(jax.nn.log_softmax(logits), action[..., None], axis=-1)[..., 0]
     return action, log_prob
 
@@ -163,7 +169,7 @@ def pack_learner_decisions(data: tuple, slots: int, key: jax.Array) -> tuple[tup
 
 def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics: Sequence[Policy],
                    obs_scale: np.ndarray, compiler_options: dict | None = None,
-                   critic_only: bool = False) -> Callable[..., tuple]:
+                   critic_only: bool = False, mesh: jax.sharding.Mesh | None = None) -> Callable[..., tuple]:
     """The jitted iteration; `pool` is the snapshot pool (params stacked on a leading axis) and
     `snapshot_ids` the pool index each snapshot slot plays this iteration. The networks see
     observations times `obs_scale` (`network.input_scale`); the fixed opponents (`heuristics`:
@@ -176,12 +182,19 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
     critic_opt_state) -> (runner, critic_opt_state, metrics)`: the same rollout and losses, but
     the gradient is the critic's only and goes through its own optimizer state (built by
     `make_optimizer(s).init(params["critic"])`); the actor and `runner.opt_state` stay as they
-    are, so that PPO later starts with fresh Adam statistics for both networks."""
+    are, so that PPO later starts with fresh Adam statistics for both networks.
+
+    With a `mesh` (experiments/league/devices.py), the iteration runs on its devices under
+    `jax.shard_map`, each on its share of every block (`RowLayout`): the runner's per-row
+    fields are split over the mesh's axis (physical order), the rest replicated; the same
+    iteration as on one device, to the rounding of the sums."""
+    layout = RowLayout(tuple(blocks), 1 if mesh is None else mesh.size)
+    local_blocks = layout.local_blocks
     step = jax.vmap(env.step_autoreset)
     observe = jax.vmap(env.observe)
     track_floor = jax.vmap(failed_answer_floor(env.config))
     optimizer = make_optimizer(s)
-    rows = jnp.arange(s.n_envs)
+    rows = jnp.arange(layout.rows)
     scale = jnp.asarray(obs_scale)
     n_minibatches = s.n_envs * s.n_steps // s.minibatch_size
     update_size = s.decision_slots or s.n_envs * s.n_steps  # entries the epochs shuffle and split
@@ -196,18 +209,19 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         the rows that do sample fit its smaller buffer; the rows where the opponent acts are
         computed exactly as before."""
         parts = []
-        for block, block_key in zip(blocks, jax.random.split(key, len(blocks))):
+        for whole, block, block_key in zip(blocks, local_blocks, jax.random.split(key, len(blocks))):
             o, m = obs[block.start:block.stop], mask[block.start:block.stop]
             if block.kind == "self":  # the current policy: its sampled action, already computed
                 parts.append(learner_action[block.start:block.stop])
             elif block.kind == "snapshot":
                 actor = jax.tree.map(lambda leaf: leaf[snapshot_ids[block.index]], pool["actor"])
-                parts.append(sample(block_key, masked_logits(actor, net_obs[block.start:block.stop], m, s.activation))[0])
+                u = layout.mine_of_block(jax.random.uniform(block_key, (whole.rows,)), whole)
+                parts.append(sample(u, masked_logits(actor, net_obs[block.start:block.stop], m, s.activation), m)[0])
             else:
                 policy = jax.vmap(heuristics[block.index])
                 idle = learner_turn[block.start:block.stop, None]
-                parts.append(policy(o, m & ~idle, jax.random.split(block_key, block.rows),
-                                    opponent_floor[block.start:block.stop]))
+                keys = layout.mine_of_block(jax.random.split(block_key, whole.rows), whole)
+                parts.append(policy(o, m & ~idle, keys, opponent_floor[block.start:block.stop]))
         return jnp.concatenate(parts)
 
     # -- 1. rollout ----------------------------------------------------------------------
@@ -217,7 +231,7 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         obs, mask = state.observation, state.legal_action_mask
         net_obs = obs * scale
         logits = masked_logits(params["actor"], net_obs, mask, s.activation)
-        learner_action, log_prob = sample(act_key, logits)
+        learner_action, log_prob = sample(layout.mine(jax.random.uniform(act_key, (s.n_envs,))), logits, mask)
         actor = state.current_player
         # at the learner's decisions: the opponent's observation (privileged critic)
         extra = critic_extra(observe, state, 1 - actor, scale, s.privileged_critic)
@@ -226,7 +240,7 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
                                       learner_turn, opp_key)
         action = jnp.where(learner_turn, learner_action, opp_action)
         rounds_played = state.rounds_played
-        state = step(state, action, jax.random.split(env_key, s.n_envs))
+        state = step(state, action, layout.mine(jax.random.split(env_key, s.n_envs)))
         reward = state.rewards[rows, seat]
         done = state.terminated | state.truncated
         floor = track_floor(floor, obs, action, actor, done | (state.rounds_played != rounds_played))
@@ -234,7 +248,7 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         if s.learner_seat == "alternate":
             next_seat = 1 - seat
         else:
-            next_seat = jax.random.bernoulli(seat_key, 0.5, seat.shape).astype(jnp.int32)
+            next_seat = layout.mine(jax.random.bernoulli(seat_key, 0.5, (s.n_envs,))).astype(jnp.int32)
         seat = jnp.where(done, next_seat, seat)
         learner_value = critic_value(params["critic"], net_obs, extra, s.activation)
         transition = Transition(net_obs, mask, learner_action, log_prob, learner_value, reward, done, learner_turn, extra)
@@ -243,9 +257,14 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
     # -- 2. credit (learner_advantages, above) and 3. update -------------------------------
     def loss_fn(params: Params, batch: Transition, adv: jax.Array, ret: jax.Array) -> tuple[jax.Array, dict]:
         w = batch.learner_turn.astype(jnp.float32)
-        n = jnp.maximum(w.sum(), 1.0)
+        n = jnp.maximum(layout.total(w), 1.0)
 
-        def wmean(x: jax.Array) -> jax.Array:
+        def wmean(x: jax.Array) -> jax.Array:  # over the whole minibatch (every device's part)
+            return layout.total(w * x) / n
+
+        def part(x: jax.Array) -> jax.Array:
+            """This device's part of the mean over the minibatch (the mean itself on one device):
+            the loss is differentiated locally and the gradients summed (`update_minibatch`)."""
             return (w * x).sum() / n
 
         logits = masked_logits(params["actor"], batch.obs, batch.mask, s.activation)
@@ -254,29 +273,37 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         ratio = jnp.exp(log_prob - batch.log_prob)
         adv_mean = wmean(adv)
         adv = (adv - adv_mean) / (jnp.sqrt(wmean((adv - adv_mean) ** 2)) + 1e-8)
-        policy_loss = wmean(jnp.maximum(-adv * ratio, -adv * jnp.clip(ratio, 1 - s.clip_range, 1 + s.clip_range)))
+        policy_loss = part(jnp.maximum(-adv * ratio, -adv * jnp.clip(ratio, 1 - s.clip_range, 1 + s.clip_range)))
         values = critic_value(params["critic"], batch.obs, batch.critic_extra, s.activation)
-        value_loss = 0.5 * wmean((values - ret) ** 2)
-        entropy = wmean(-(jnp.exp(log_probs) * log_probs).sum(-1))
+        value_loss = 0.5 * part((values - ret) ** 2)
+        entropy = part(-(jnp.exp(log_probs) * log_probs).sum(-1))
         loss = policy_loss + s.vf_coef * value_loss - s.ent_coef * entropy
-        approx_kl = wmean((ratio - 1) - jnp.log(ratio))
+        approx_kl = part((ratio - 1) - jnp.log(ratio))
         return loss, {"policy_loss": policy_loss, "value_loss": value_loss, "entropy": entropy, "approx_kl": approx_kl}
+
+    def summed(tree: Any) -> Any:
+        """The devices' parts (gradients, losses) summed: the same on every device."""
+        return tree if layout.devices == 1 else jax.lax.psum(tree, AXIS)
 
     def update_minibatch(carry: tuple, mb: tuple) -> tuple[tuple, dict]:
         params, opt_state = carry
         if critic_only:  # the actor frozen: the loss's gradient with respect to the critic alone
-            grads, info = jax.grad(lambda critic: loss_fn({**params, "critic": critic}, *mb), has_aux=True)(
-                params["critic"])
+            grads, info = summed(jax.grad(lambda critic: loss_fn({**params, "critic": critic}, *mb), has_aux=True)(
+                params["critic"]))
             updates, opt_state = optimizer.update(grads, opt_state, params["critic"])
             return ({**params, "critic": optax.apply_updates(params["critic"], updates)}, opt_state), info
-        grads, info = jax.grad(loss_fn, has_aux=True)(params, *mb)
+        grads, info = summed(jax.grad(loss_fn, has_aux=True)(params, *mb))
         updates, opt_state = optimizer.update(grads, opt_state, params)
         return (optax.apply_updates(params, updates), opt_state), info
 
     def update_epoch(carry: tuple, key: jax.Array, data: tuple) -> tuple[tuple, dict]:
         order = jax.random.permutation(key, update_size)
-        shuffled = jax.tree.map(lambda x: x[order].reshape(n_minibatches, update_size // n_minibatches, *x.shape[1:]),
-                                data)
+        if layout.devices == 1:
+            shuffled = jax.tree.map(
+                lambda x: x[order].reshape(n_minibatches, update_size // n_minibatches, *x.shape[1:]), data)
+        else:  # this device's part of every minibatch
+            mine = order.reshape(n_minibatches, layout.devices, -1)[:, jax.lax.axis_index(AXIS)]
+            shuffled = jax.tree.map(lambda x: x[mine], data)
         return jax.lax.scan(update_minibatch, carry, shuffled)
 
     def iteration(runner: Runner, pool: Params, snapshot_ids: jax.Array, critic_opt_state: Any = None) -> tuple:
@@ -287,7 +314,8 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         last_value = critic_value(params["critic"], observe(state, seat) * scale, last_extra, s.activation)
         adv = learner_advantages(traj, last_value, s.gamma, s.gae_lambda)
         ret = adv + traj.value
-        flat = jax.tree.map(lambda x: x.reshape(s.n_envs * s.n_steps, *x.shape[2:]), (traj, adv, ret))
+        every_row = jax.tree.map(lambda x: layout.gathered(x, axis=1), (traj, adv, ret))  # logical order
+        flat = jax.tree.map(lambda x: x.reshape(s.n_envs * s.n_steps, *x.shape[2:]), every_row)
         key, epoch_key = jax.random.split(key)
         dropped = jnp.int32(0)
         if s.decision_slots:
@@ -297,13 +325,23 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         (params, trained), info = jax.lax.scan(
             lambda c, k: update_epoch(c, k, flat), (params, trained), jax.random.split(epoch_key, s.n_epochs))
         metrics = {name: x.mean() for name, x in info.items()}
-        metrics["learner_steps"] = traj.learner_turn.sum()
+        metrics["learner_steps"] = layout.total(traj.learner_turn)
         metrics["decisions_dropped"] = dropped
-        metrics["games_per_row"] = done.sum(axis=0)
-        metrics["wins_per_row"] = won.sum(axis=0)
-        metrics["learner_reward"] = traj.reward.sum()
+        metrics["games_per_row"] = layout.gathered(done.sum(axis=0), axis=0)
+        metrics["wins_per_row"] = layout.gathered(won.sum(axis=0), axis=0)
+        metrics["learner_reward"] = layout.total(traj.reward)
         if critic_only:
             return Runner(params, opt_state, state, seat, floor, key), trained, metrics
         return Runner(params, trained, state, seat, floor, key), metrics
 
+    if mesh is not None:
+        split, whole = jax.sharding.PartitionSpec(AXIS), jax.sharding.PartitionSpec()
+        runner_specs = Runner(whole, whole, split, split, split, whole)
+        if critic_only:
+            in_specs, out_specs = (runner_specs, whole, whole, whole), (runner_specs, whole, whole)
+        else:
+            in_specs, out_specs = (runner_specs, whole, whole), (runner_specs, whole)
+        # check_vma off: the gathered trajectories and the summed gradients are the same on every
+        # device by construction (all_gather, psum), which the check cannot infer for all_gather
+        iteration = jax.shard_map(iteration, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
     return jax.jit(iteration, compiler_options=compiler_options)

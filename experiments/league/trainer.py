@@ -47,6 +47,7 @@ from experiments.common.loop import no_session
 from experiments.common.policy import ExportedPolicy
 from experiments.common.run_dir import RunDirError
 from experiments.league.config import LeagueExperiment
+from experiments.league.devices import Placement, RowLayout, ask_host_devices, check_devices, make_mesh
 from experiments.league.fixed import make_opponent, opponent_digest
 from experiments.league.mixture import Block, split_rows
 from experiments.league.network import Params, actor_from_layers, actor_layers, input_scale
@@ -105,14 +106,27 @@ def build(config: LeagueExperiment, critic_only: bool = False) -> tuple[Any, PPO
     blocks = blocks_of(config)
     specs = tuple(o.agent for o in config.opponents)
     iteration_settings = dataclasses.replace(settings, anneal_updates=0) if critic_only else settings
+    devices = config.league.devices
     key = (json.dumps(config.rules_config.canonical_dict(), sort_keys=True), iteration_settings, tuple(blocks), specs,
-           tuple(opponent_digest(spec) for spec in specs), config.league.fast_compile, critic_only)
+           tuple(opponent_digest(spec) for spec in specs), config.league.fast_compile, critic_only, devices)
     if key not in _COMPILED:
         opponents = [make_opponent(spec, config.rules_config) for spec in specs]
         scale = input_scale(compile_rules(env.config))
+        mesh = make_mesh(devices) if devices > 1 else None
         _COMPILED[key] = make_iteration(env, iteration_settings, blocks, opponents, scale,
-                                        _FAST_COMPILE if config.league.fast_compile else None, critic_only=critic_only)
+                                        _FAST_COMPILE if config.league.fast_compile else None, critic_only=critic_only,
+                                        mesh=mesh)
     return env, settings, _COMPILED[key]
+
+
+def placement_of(config: LeagueExperiment) -> Placement | None:
+    """Where a multi-device run (`league.devices` > 1) keeps its state; None on one device.
+    ValueError, one line, unless JAX has that many devices."""
+    devices = config.league.devices
+    if devices == 1:
+        return None
+    check_devices(devices)
+    return Placement(RowLayout(tuple(blocks_of(config)), devices), make_mesh(devices))
 
 
 # ---------------------------------------------------------------------------------------
@@ -342,20 +356,23 @@ class LeagueTrainer:
 
     def __init__(self, config: LeagueExperiment) -> None:
         self.config, self.league = config, config.league
+        #: several devices: where the state lives (None: JAX's default device)
+        self.placement = placement_of(config)
         self.env, self.settings, self.iteration_fn = build(config)
         self.blocks = blocks_of(config)
-        self.runner = init_runner(self.env, self.settings, jax.random.key(config.seed))
+        runner = init_runner(self.env, self.settings, jax.random.key(config.seed))
         if self.league.init_actor is not None:  # warm start; Adam's moments are zeros whatever the weights
-            self.runner = self.runner._replace(
-                params={**self.runner.params, "actor": initial_actor(self.league.init_actor, config)})
+            runner = runner._replace(params={**runner.params, "actor": initial_actor(self.league.init_actor, config)})
         #: the critic's warm-up: its iteration and its own optimizer state (None without one)
         self.warmup_fn, self.critic_opt = None, None
         if self.league.critic_warmup:
             self.warmup_fn = build(config, critic_only=True)[2]
             warmup_settings = dataclasses.replace(self.settings, anneal_updates=0)
-            self.critic_opt = make_optimizer(warmup_settings).init(self.runner.params["critic"])
+            self.critic_opt = self._on_devices(make_optimizer(warmup_settings).init(runner.params["critic"]))
             self.progress_fields = (*LeagueTrainer.progress_fields, "critic_warmup")
-        self.pool = SnapshotPool(self.runner.params, self.league.snapshot_pool)
+        self.pool = SnapshotPool(runner.params, self.league.snapshot_pool)
+        self.pool.arrays = self._on_devices(self.pool.arrays)
+        self.runner = self._runner_on_devices(runner)
         self.rng = np.random.default_rng(config.seed)
         self.per_iteration = self.settings.n_envs * self.settings.n_steps
         self.iteration = 0
@@ -364,16 +381,42 @@ class LeagueTrainer:
     def timesteps(self) -> int:
         return self.iteration * self.per_iteration
 
+    # -- where the arrays live (several devices: experiments/league/devices.py) -----------
+    def _on_devices(self, tree: Any, rows: bool = False) -> Any:
+        return tree if self.placement is None else self.placement.place(tree, rows)
+
+    def _on_host(self, tree: Any, rows: bool = False) -> Any:
+        return jax.device_get(tree) if self.placement is None else self.placement.fetch(tree, rows)
+
+    def _runner_on_devices(self, runner: Runner) -> Runner:
+        if self.placement is None:
+            return runner
+        return Runner(self._on_devices(runner.params), self._on_devices(runner.opt_state),
+                      self._on_devices(runner.env_state, rows=True), self._on_devices(runner.seat, rows=True),
+                      self._on_devices(runner.floor, rows=True), self._on_devices(runner.key))
+
+    def _runner_on_host(self) -> Runner:
+        runner = self.runner
+        if self.placement is None:
+            return runner
+        return Runner(self._on_host(runner.params), self._on_host(runner.opt_state),
+                      self._on_host(runner.env_state, rows=True), self._on_host(runner.seat, rows=True),
+                      self._on_host(runner.floor, rows=True), self._on_host(runner.key))
+
+    def params(self) -> Params:
+        """The learner's parameters, on the host when they live on several devices."""
+        return self._on_host(self.runner.params) if self.placement is not None else self.runner.params
+
     def iterate(self) -> dict[str, Any]:
         league, pool = self.league, self.pool
         snapshot_ids = pool.draw(self.rng, league.snapshot_slots, league.sampling, league.pfsp_power)
         warming = self.iteration < league.critic_warmup
+        ids = self._on_devices(jnp.asarray(snapshot_ids))
         if warming:
-            self.runner, self.critic_opt, metrics = self.warmup_fn(self.runner, pool.arrays, jnp.asarray(snapshot_ids),
-                                                                   self.critic_opt)
+            self.runner, self.critic_opt, metrics = self.warmup_fn(self.runner, pool.arrays, ids, self.critic_opt)
         else:
-            self.runner, metrics = self.iteration_fn(self.runner, pool.arrays, jnp.asarray(snapshot_ids))
-        metrics = jax.device_get(metrics)
+            self.runner, metrics = self.iteration_fn(self.runner, pool.arrays, ids)
+        metrics = self._on_host(metrics)
         self.iteration += 1
         games, wins = metrics["games_per_row"], metrics["wins_per_row"]
         pool.record(self.blocks, snapshot_ids, games, wins)
@@ -391,13 +434,15 @@ class LeagueTrainer:
     def _state(self) -> tuple:
         """The arrays a checkpoint holds: the runner, the pool and, with a critic warm-up, its
         optimizer state."""
-        if self.critic_opt is None:
-            return self.runner, self.pool.arrays
-        return self.runner, self.pool.arrays, self.critic_opt
+        state = (self._runner_on_host(), self._on_host(self.pool.arrays))
+        return state if self.critic_opt is None else (*state, self._on_host(self.critic_opt))
 
-    def save(self, folder: Path) -> dict[str, Any]:
+    def save(self, folder: Path | None) -> dict[str, Any]:
+        """The checkpoint into `folder`; None on a process that does not write the run (a
+        multi-process run's others): it takes its part in gathering the state, and writes nothing."""
         leaves = jax.tree.leaves(_plain(self._state()))
-        np.savez(folder / ARRAYS, **{f"leaf_{i}": np.asarray(x) for i, x in enumerate(leaves)})
+        if folder is not None:
+            np.savez(folder / ARRAYS, **{f"leaf_{i}": np.asarray(x) for i, x in enumerate(leaves)})
         return LeagueState(rng=self.rng.bit_generator.state, pool=self.pool.bookkeeping()).model_dump()
 
     def restore(self, folder: Path, marker: CheckpointMarker) -> None:
@@ -415,8 +460,9 @@ class LeagueTrainer:
         runner = runner._replace(key=jax.random.wrap_key_data(runner.key))
         critic_opt = critic_opt[0] if critic_opt else None
         _check_runner(runner, critic_opt, self.env, self.config, marker.iteration, folder / ARRAYS)
-        self.runner, self.critic_opt, self.iteration = runner, critic_opt, marker.iteration
-        self.pool.restore(arrays, state.pool.model_dump())
+        self.runner, self.iteration = self._runner_on_devices(runner), marker.iteration
+        self.critic_opt = None if critic_opt is None else self._on_devices(critic_opt)
+        self.pool.restore(self._on_devices(arrays), state.pool.model_dump())
         self.rng.bit_generator.state = state.rng.model_dump()
 
     # -- the policy -----------------------------------------------------------------------
@@ -425,7 +471,7 @@ class LeagueTrainer:
 
     def export(self, run_dir: Path, best: bool = False) -> ExportedPolicy:
         name = "best_policy.npz" if best else POLICY_FILE
-        export_policy(self.runner.params, run_dir / name, self.config, self.timesteps)
+        export_policy(self.params(), run_dir / name, self.config, self.timesteps)
         return ExportedPolicy("league", name)
 
     def close(self) -> None:
@@ -434,9 +480,21 @@ class LeagueTrainer:
 
 @contextlib.contextmanager
 def session(config: LeagueExperiment, address: str | None) -> Iterator[dict[str, Any]]:
-    """No runtime to start; run.json adds JAX's backend and devices."""
+    """No runtime to start; run.json adds JAX's backend, devices and processes. With
+    `league.devices` > 1 in one process, the host CPU is split into that many XLA devices if JAX
+    has not started yet; JAX must then have exactly that many devices (every process's), and
+    every process of a multi-process run the same config (process 0's), before anything is
+    written. The loop reads `process_index` (process 0 writes the run)."""
+    from experiments.common import distributed
+
     with no_session(config, address):
-        yield {"jax_backend": jax.default_backend(), "jax_devices": [str(d) for d in jax.devices()]}
+        if distributed.joined() is None:
+            ask_host_devices(config.league.devices)
+        if config.league.devices > 1 or distributed.joined() is not None:
+            check_devices(config.league.devices)
+        distributed.check_same_config(config.to_yaml())
+        yield {"jax_backend": jax.default_backend(), "jax_devices": [str(d) for d in jax.devices()],
+               "jax_processes": jax.process_count(), "process_index": jax.process_index()}
 
 
 def make_trainer(config: LeagueExperiment, run_dir: Path) -> LeagueTrainer:
