@@ -265,6 +265,10 @@ def create_app(store: GameStore | None = None, allowed_hosts: list[str] | None =
         detail = {404: "no such page or API route", 405: "this route does not take that method"}
         return error(exc.status_code, detail.get(exc.status_code, str(exc.detail)))
 
+    async def server_error(request: Request, exc: Exception) -> JSONResponse:
+        # a failure of the server or of an agent's code, not of the request (uvicorn logs it)
+        return error(500, f"the server failed: {type(exc).__name__}: {one_line(exc)}")
+
     routes = [
         Route("/", index),
         Route("/api/options", options),
@@ -281,7 +285,7 @@ def create_app(store: GameStore | None = None, allowed_hosts: list[str] | None =
     ]
     middleware = [Middleware(HostCheck, allowed=allowed_hosts)] if allowed_hosts else []
     app = Starlette(routes=routes, middleware=middleware,
-                    exception_handlers={WebError: web_error, HTTPException: http_error})
+                    exception_handlers={WebError: web_error, HTTPException: http_error, Exception: server_error})
     app.state.games = games
     return app
 

@@ -499,3 +499,19 @@ def test_tacocat_web_imports_point_one_way():
     users = {str(p.relative_to(ROOT)) for package in ("tacocat_env", "agents", "experiments")
              for p in (ROOT / package).rglob("*.py") if "tacocat_web" in imports(p)}
     assert users == {"experiments/cli.py"}
+
+
+def test_an_agent_that_fails_is_a_json_500_and_the_server_goes_on():
+    client = TestClient(create_app(), raise_server_exceptions=False)
+    data = _play(client, opponent="random", seed=2)
+    game = _store(client).get(data["game"])
+
+    def broken(inp):
+        raise RuntimeError("the agent broke")
+
+    game.agent.act = broken
+    stop = next(m["action"] for m in data["moves"] if m["name"] == "replace: stop")
+    answer = client.post(f"/api/games/{data['game']}/move", json={"action": stop, "version": 0})
+    assert answer.status_code == 500 and answer.json() == {"error": "the server failed: RuntimeError: the agent broke"}
+    _ok(client.get(f"/api/games/{data['game']}"))  # the game's lock was released
+    _ok(client.get("/api/options"))
