@@ -95,11 +95,14 @@ class RematchRequest(_Body):
     swap: StrictBool = False
 
 
+_NO_STORE = {"Cache-Control": "no-store"}
+#: the page runs its own script and style only, and no other site may frame it
+_PAGE_HEADERS = {**_NO_STORE, "X-Content-Type-Options": "nosniff", "Content-Security-Policy":
+                 "default-src 'self'; img-src 'self' data:; object-src 'none'; frame-ancestors 'none'"}
+
+
 def error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": one_line(message)}, status_code=status, headers=_NO_STORE)
-
-
-_NO_STORE = {"Cache-Control": "no-store"}
 
 
 async def read_json(request: Request, model: type[M], limit: int = MAX_BODY) -> M:
@@ -169,7 +172,7 @@ def create_app(store: GameStore | None = None, allowed_hosts: list[str] | None =
         f'<script id="options" type="application/json">{embedded}</script>')
 
     async def index(request: Request) -> Response:
-        return HTMLResponse(page, headers=_NO_STORE)
+        return HTMLResponse(page, headers=_PAGE_HEADERS)
 
     async def options(request: Request) -> JSONResponse:
         return JSONResponse(choices)

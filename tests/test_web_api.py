@@ -72,6 +72,7 @@ def test_the_page_its_files_and_the_options_are_served(client):
     page = client.get("/")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert '<script src="/static/app.js"' in page.text and "/static/app.css" in page.text
+    assert "default-src 'self'" in page.headers["content-security-policy"]  # no script or style of another site
     script = client.get("/static/app.js")
     assert script.status_code == 200 and "javascript" in script.headers["content-type"]
     assert client.get("/static/app.css").headers["content-type"].startswith("text/css")
