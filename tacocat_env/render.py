@@ -492,6 +492,7 @@ def scene_image(scene: Scene, width: int | None = None, height: int | None = Non
     from matplotlib.patches import Circle as CirclePatch
     from matplotlib.patches import FancyBboxPatch, Rectangle
     from matplotlib.patches import Polygon as PolygonPatch
+    from matplotlib.text import Text
 
     if width is None and height is None:
         width, height = round(scene.width), round(scene.height)
@@ -503,28 +504,33 @@ def scene_image(scene: Scene, width: int | None = None, height: int | None = Non
     dpi = 100
     fig = Figure(figsize=(width / dpi, height / dpi), dpi=dpi, facecolor=scene.background)
     canvas = FigureCanvasAgg(fig)
-    ax = fig.add_axes((0, 0, 1, 1))
+    ax = fig.add_axes((0, 0, 1, 1))  # only for its transform from scene pixels to the image
     pad_x, pad_y = (width / scale - scene.width) / 2, (height / scale - scene.height) / 2
     ax.set_xlim(-pad_x, scene.width + pad_x)
     ax.set_ylim(scene.height + pad_y, -pad_y)  # y grows downwards, as in the SVG
     ax.axis("off")
+    # the shapes are the figure's own artists, in the scene's order (one z-order: the order they
+    # are added in), unclipped: the axes' limit and clipping bookkeeping cost most of a frame
+    common = {"transform": ax.transData, "zorder": 1}
     points = 72 / dpi * scale  # a size in scene pixels, in points
     for shape in scene.shapes:
         if isinstance(shape, Label):
-            ax.text(shape.x, shape.y, shape.text, ha=_HA[shape.anchor], va="center_baseline", color=shape.fill,
-                    fontsize=shape.size * points, fontweight="bold" if shape.bold else "normal")
+            fig.add_artist(Text(shape.x, shape.y, shape.text, ha=_HA[shape.anchor], va="center_baseline",
+                                color=shape.fill, fontsize=shape.size * points,
+                                fontweight="bold" if shape.bold else "normal", **common))
             continue
         style = {"facecolor": shape.fill, "edgecolor": "none" if shape.stroke == "none" else shape.stroke,
-                 "linewidth": 0.8 * scale}
+                 "linewidth": 0.8 * scale, **common}
         if isinstance(shape, Rect) and shape.radius:
-            ax.add_patch(FancyBboxPatch((shape.x, shape.y), shape.w, shape.h,
-                                        boxstyle=f"round,pad=0,rounding_size={shape.radius}", **style))
+            patch = FancyBboxPatch((shape.x, shape.y), shape.w, shape.h,
+                                   boxstyle=f"round,pad=0,rounding_size={shape.radius}", **style)
         elif isinstance(shape, Rect):
-            ax.add_patch(Rectangle((shape.x, shape.y), shape.w, shape.h, **style))
+            patch = Rectangle((shape.x, shape.y), shape.w, shape.h, **style)
         elif isinstance(shape, Circle):
-            ax.add_patch(CirclePatch((shape.cx, shape.cy), shape.r, **style))
+            patch = CirclePatch((shape.cx, shape.cy), shape.r, **style)
         else:
-            ax.add_patch(PolygonPatch(shape.points, closed=True, **style))
+            patch = PolygonPatch(shape.points, closed=True, **style)
+        fig.add_artist(patch)
     canvas.draw()
     return np.asarray(canvas.buffer_rgba())[:, :, :3].copy()
 
