@@ -197,3 +197,24 @@ def test_scrub_a_replay_back_and_forth(page, tmp_path):
     page.wait_for_selector(f"#replay[data-step='{steps}']")
     page.click("#replay .first")
     page.wait_for_selector("#replay[data-step='0']")
+
+
+def test_two_tabs_on_one_game(page):
+    """The address names the game: a second tab (or a reload) opens it; a move from a tab that
+    has not seen the other's move is refused as stale and that tab catches up."""
+    _start_play(page, "random", "default", seed=9)
+    address = page.url
+    assert "#play/" in address
+    other = page.context.new_page()
+    other.set_default_timeout(TIMEOUT_MS)
+    other.goto(address)
+    other.wait_for_selector("#play[data-version='0'] .table svg")
+    page.locator("#play button.move").first.click()
+    page.wait_for_selector("#play[data-version='1'][data-busy=false]")
+    other.locator("#play button.move").first.click()  # made at move 0
+    other.wait_for_selector("#play[data-version='1'][data-busy=false]")
+    assert "stale move" in other.text_content("#play .error")
+    assert other.inner_html("#play .table") == page.inner_html("#play .table")
+    page.reload()
+    page.wait_for_selector("#play[data-version='1'] .table svg")
+    other.close()

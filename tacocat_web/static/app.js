@@ -45,6 +45,7 @@ function showError(view, message) {
 function draw(view, data) {
   view.data = data;
   view.game.hidden = false;
+  remember();
   view.table.innerHTML = data.svg;  // built and escaped by the server (tacocat_env.render)
   view.text.textContent = data.text;
   view.history.replaceChildren(...data.history.map((line) => {
@@ -325,12 +326,35 @@ $("#replay-form").addEventListener("submit", async (event) => {
 // ---------------------------------------------------------------------------------------
 // tabs and options
 // ---------------------------------------------------------------------------------------
+let shown = "play";  // the open tab
+
 function openTab(name) {
+  shown = name;
   for (const button of $$("nav [role=tab]")) button.setAttribute("aria-selected", String(button.dataset.tab === name));
   for (const [key, view] of Object.entries(views)) view.root.hidden = key !== name;
   if (name !== "watch") stopRunning(views.watch);
   if (name !== "replay") stopRunning(views.replay);
-  if (location.hash !== `#${name}`) history.replaceState(null, "", `#${name}`);
+  remember();
+}
+
+function remember() {
+  // the address names the open tab and its game (#play/ID): a reload or a second tab opens it again
+  const data = views[shown].data;
+  const hash = data ? `#${shown}/${data.game}` : `#${shown}`;
+  if (location.hash !== hash) history.replaceState(null, "", hash);
+}
+
+async function reopen() {
+  const [tab, game] = location.hash.slice(1).split("/");
+  if (!(tab in views)) return;
+  openTab(tab);
+  if (!game) return;
+  try {
+    const data = await api("GET", `/api/games/${encodeURIComponent(game)}`);
+    const show = {play: showPlay, watch: showWatch, replay: showReplay}[data.kind];
+    openTab(data.kind);
+    show(data);
+  } catch (err) { showError(views[tab], err.message); }
 }
 
 $$("nav [role=tab]").forEach((button) => button.addEventListener("click", () => openTab(button.dataset.tab)));
@@ -355,6 +379,5 @@ $$("nav [role=tab]").forEach((button) => button.addEventListener("click", () => 
     document.body.dataset.ready = "true";
     performance.mark("ready");  // the page can be used (benchmarks/web_latency.py)
   } catch (err) { showError(views.play, `cannot load the options: ${err.message}`); }
-  const tab = location.hash.slice(1);
-  if (tab in views) openTab(tab);
+  reopen();
 })();
