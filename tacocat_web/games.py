@@ -23,6 +23,7 @@ import json
 import re
 import secrets
 import threading
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -121,8 +122,9 @@ def _history(events: Any, values: tuple[int, ...]) -> list[str]:
     return [describe_event(event, values) for event in events]
 
 
-class Game:
-    """What every kind of game has: a lock, so that two tabs cannot change it at once."""
+class Game(ABC):
+    """What every kind of game has: a lock, so that two tabs cannot change it at once, what
+    its viewer is sent, its game file and (except a replay) a rematch."""
 
     kind = ""
 
@@ -140,12 +142,13 @@ class Game:
         finally:
             self._lock.release()
 
+    @abstractmethod
     def payload(self, game_id: str) -> dict[str, Any]:
-        raise NotImplementedError
+        """The game as its viewer may see it now (the JSON of every answer about it)."""
 
+    @abstractmethod
     def game_file(self) -> dict[str, Any]:
         """The game as a line of a game file (agents.replay)."""
-        raise NotImplementedError
 
     def rematch(self, swap: bool = False) -> Game:
         """A new game with the same settings and a new deal (`swap`: the seats swapped)."""
