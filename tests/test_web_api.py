@@ -9,7 +9,6 @@ import ast
 import copy
 import json
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -403,27 +402,31 @@ def test_two_tabs_cannot_move_at_once(client):
     path = f"/api/games/{data['game']}"
     game = _store(client).get(data["game"])
     real_act = game.agent.act
+    thinking, go_on = threading.Event(), threading.Event()
 
     def slow_act(inp):
-        time.sleep(0.3)
+        thinking.set()
+        assert go_on.wait(timeout=30)
         return real_act(inp)
 
     game.agent.act = slow_act
     action = next(m["action"] for m in data["moves"] if m["name"] == "replace: stop")  # the agent replies next
-    answers: list = [None, None]
+    first: list = []
 
-    def tab(index: int, delay: float) -> None:
-        time.sleep(delay)
+    def tab() -> None:
         with TestClient(client.app) as other:
-            answers[index] = other.post(f"{path}/move", json={"action": action, "version": 0})
+            first.append(other.post(f"{path}/move", json={"action": action, "version": 0}))
 
-    tabs = [threading.Thread(target=tab, args=(0, 0.0)), threading.Thread(target=tab, args=(1, 0.15))]
-    for t in tabs:
-        t.start()
-    for t in tabs:
-        t.join()
-    assert answers[0].status_code == 200, answers[0].text
-    _refused(answers[1], 409, "another request")
+    thread = threading.Thread(target=tab)
+    thread.start()
+    assert thinking.wait(timeout=30)  # the first tab's move is being answered
+    try:
+        _refused(client.post(f"{path}/move", json={"action": action, "version": 0}), 409, "another request")
+    finally:
+        go_on.set()
+        thread.join()
+    assert first[0].status_code == 200, first[0].text
+    game.agent.act = real_act
     assert game.version == 1 and game.state.actions.count((0, action)) == 1
     _refused(client.post(f"{path}/move", json={"action": action, "version": 0}), 409, "stale")
 
