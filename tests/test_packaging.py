@@ -41,7 +41,7 @@ def _project_imports() -> dict[str, set[str]]:
 
     root = Path(__file__).resolve().parents[1]
     files = {}
-    for package in ("tacocat_env", "agents", "experiments"):
+    for package in ("tacocat_env", "agents", "tacocat_web", "experiments"):
         for path in (root / package).rglob("*.py"):
             name = ".".join(path.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
             files[name] = path
@@ -61,8 +61,8 @@ def _project_imports() -> dict[str, set[str]]:
 
 def test_no_import_cycles_and_dependencies_point_one_way():
     graph = _project_imports()
-    layer = {"tacocat_env": 0, "agents": 1, "experiments": 2}
-    for module, imported in graph.items():  # experiments -> agents -> tacocat_env, never back
+    layer = {"tacocat_env": 0, "agents": 1, "tacocat_web": 2, "experiments": 3}
+    for module, imported in graph.items():  # experiments -> tacocat_web -> agents -> tacocat_env, never back
         for target in imported:
             assert layer[target.split(".")[0]] <= layer[module.split(".")[0]], f"{module} imports {target}"
     state: dict[str, int] = {}  # depth-first search: 1 on the current path, 2 done

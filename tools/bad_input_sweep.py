@@ -409,7 +409,7 @@ def _model_for_other_rules(path: Path) -> Path:
 
 #: the modules of tools/sweep_cases/, one per surface added after the first sweep
 SURFACE_MODULES: tuple[str, ...] = ("openspiel", "policy", "league", "tune", "rllib", "gym", "batch", "replay",
-                                    "exploit")
+                                    "exploit", "web")
 
 
 def all_cases(tmp: Path) -> list[Case]:
