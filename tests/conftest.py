@@ -8,6 +8,7 @@ seed turned into one); nothing reads a global RNG.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -23,6 +24,14 @@ from tacocat_env import GameState, RulesConfig, apply_action, legal_actions, new
 from tacocat_env.engine import Phase
 
 DEFAULT = RulesConfig()
+
+# One XLA compilation cache for the whole test run, shared by pytest-xdist's workers and the
+# subprocesses that tests start (they inherit the environment): much of the suite's JAX time
+# was compiling the same programs again, for a new env object or in another process (a warm
+# cache took tests/test_batch_engine.py from 194 s to 84 s). A hit loads the same executable.
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(Path(__file__).resolve().parents[1] / ".pytest_cache" / "jax"))
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.3")
+os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(2 * 1024**3))
 
 # the bad-input sweep's stand-ins (tools/sweep_cases/fakes.py) serve the tests too
 TOOLS = Path(__file__).resolve().parents[1] / "tools"

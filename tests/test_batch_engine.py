@@ -278,7 +278,7 @@ def test_auto_reset_plays_the_next_action_on_the_game_it_showed(variant):
     # plays, whoever acts first in it (R4.1 both arrows: player_0; R4.2 one arrow: its player)
     env = TacocatBatch(RulesConfig(**VARIANTS.get(variant, {})))
     step = jax.jit(jax.vmap(env.step_autoreset), compiler_options=FAST_COMPILE)
-    state = step(jax.vmap(env.init)(keys(5, 64)), jnp.full(64, -1), keys(6, 64))  # an illegal move ends each game
+    state = step(jax.jit(jax.vmap(env.init), compiler_options=FAST_COMPILE)(keys(5, 64)), jnp.full(64, -1), keys(6, 64))  # an illegal move ends each game
     assert bool(state.terminated.all()) and int(state._step_count.max()) == 0
     rng = np.random.default_rng(0)
     actions = np.array([rng.choice(np.flatnonzero(mask)) for mask in np.asarray(state.legal_action_mask)])
@@ -333,7 +333,7 @@ def test_auto_reset_matches_pgx_auto_reset_from_the_same_keys(variant):
     env = TacocatBatch(RulesConfig(**VARIANTS.get(variant, {})))
     ours = jax.jit(jax.vmap(env.step_autoreset), compiler_options=FAST_COMPILE)
     theirs = jax.jit(jax.vmap(auto_reset(env.step, env.init)), compiler_options=FAST_COMPILE)
-    a = b = jax.vmap(env.init)(keys(8, 96))
+    a = b = jax.jit(jax.vmap(env.init), compiler_options=FAST_COMPILE)(keys(8, 96))
     key = jax.random.key(9)
     finished = 0
     for _ in range(150):
