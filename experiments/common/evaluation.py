@@ -1,10 +1,12 @@
 """Duplicate-format evaluation of a run's policy: during training (`evaluate_during_training`,
-eval.csv) and after it (`evaluate_run`: the final policy against the whole ladder,
+eval.csv; on rules small enough to enumerate also `nash_conv_during_training`,
+exploitability.csv) and after it (`evaluate_run`: the final policy against the whole ladder,
 final_eval.json and final_eval.md), for a run of any backend."""
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +16,12 @@ from rich.table import Table
 from agents.base import Agent
 from agents.stats import verdict as beats
 from experiments.common.config import ExperimentConfig
+from tacocat_env.config import RulesConfig
 
 EVAL_FIELDS = ["timesteps", "opponent", "win_rate", "ci_low", "ci_high", "deal_pairs"]
+EXACT_FIELDS = ["timesteps", "nash_conv", "exploitability", "policy_value_0", "best_response_0", "best_response_1",
+                "seconds"]
+_TREES: dict[str, Any] = {}  # ruleset hash -> GameTree: enumerated (or read from its cache) once per process
 
 
 def evaluate_during_training(learner: Agent | str, config: ExperimentConfig, timesteps: int) -> list[dict[str, Any]]:
@@ -30,6 +36,32 @@ def evaluate_during_training(learner: Agent | str, config: ExperimentConfig, tim
         rows.append({"timesteps": timesteps, "opponent": opponent, "win_rate": result.win_rate_a,
                      "ci_low": result.ci_low, "ci_high": result.ci_high, "deal_pairs": config.eval.deal_pairs})
     return rows
+
+
+def exact_tree(rules: RulesConfig) -> Any:
+    """The game tree of `rules` (`tacocat_env.exact.store.load_tree`: sized, then enumerated or
+    read from its cache), kept for the process. A tree too large is a one-line ValueError."""
+    from tacocat_env.exact.store import load_tree
+
+    key = rules.ruleset_hash()
+    if key not in _TREES:
+        _TREES[key] = load_tree(rules)
+    return _TREES[key]
+
+
+def nash_conv_during_training(learner: Agent | str, config: ExperimentConfig, timesteps: int) -> dict[str, Any]:
+    """The row of exploitability.csv: the exact NashConv of `learner` on the run's rules, its
+    policy played greedily or by its action probabilities (`eval.nash_conv`), with player_0's
+    value and each player's best-response value (`tacocat_env.exact`)."""
+    from agents.tabular import agent_policy
+    from tacocat_env.exact.best_response import exploitability
+
+    start = time.perf_counter()
+    tree = exact_tree(config.rules_config)
+    found = exploitability(tree, agent_policy(tree, learner, sampling=config.eval.nash_conv == "sampling"))
+    return {"timesteps": timesteps, "nash_conv": found.nash_conv, "exploitability": found.exploitability,
+            "policy_value_0": float(found.policy_values[0]), "best_response_0": float(found.best_response_values[0]),
+            "best_response_1": float(found.best_response_values[1]), "seconds": time.perf_counter() - start}
 
 
 def evaluate_run(run_dir: Path, config: ExperimentConfig, progress: bool = True,

@@ -31,7 +31,13 @@ from agents.base import Agent
 from experiments.common import checkpoints
 from experiments.common.backends import trainer_module
 from experiments.common.config import ExperimentConfig
-from experiments.common.evaluation import EVAL_FIELDS, evaluate_during_training
+from experiments.common.evaluation import (
+    EVAL_FIELDS,
+    EXACT_FIELDS,
+    evaluate_during_training,
+    exact_tree,
+    nash_conv_during_training,
+)
 from experiments.common.logs import ScalarWriter, append_rows, truncate_rows
 from experiments.common.policy import ExportedPolicy
 from experiments.common.run_dir import (
@@ -114,6 +120,8 @@ def train(config: ExperimentConfig | None = None, *, resume: Path | None = None,
     elif config is None:
         raise ValueError("train() needs a config or resume=RUN_DIR")
     backend = trainer_module(config.backend)
+    if config.eval.nash_conv is not None:
+        exact_tree(config.rules_config)  # a tree too large to enumerate is refused before the run directory
     with backend.session(config, address) as extras:
         # several processes (experiments/common/distributed.py): process 0 writes the run
         writes = extras.pop("process_index", 0) == 0
@@ -151,6 +159,7 @@ def run_training(trainer: Trainer, config: ExperimentConfig, run_dir: Path, *, r
     if resuming:
         truncate_rows(run_dir / "progress.csv", progress_fields, start)
         truncate_rows(run_dir / "eval.csv", EVAL_FIELDS, start)
+        truncate_rows(run_dir / "exploitability.csv", EXACT_FIELDS, start)
     writer = ScalarWriter(run_dir / "tb")
     evaluations, saves = Every(config.eval.every, start), Every(config.checkpoint_every, start)
     written_for = {"ruleset_hash": config.rules_config.ruleset_hash(), "config_sha256": config_hash(config)}
@@ -172,8 +181,13 @@ def run_training(trainer: Trainer, config: ExperimentConfig, run_dir: Path, *, r
             bar.set_postfix_str(f"steps/s={row['env_steps_per_s'] or 0:.0f}")
             done = timesteps >= config.total_timesteps
             if evaluations.due(timesteps) or done:
-                rows = evaluate_during_training(trainer.evaluation_agent(run_dir), config, timesteps)
+                learner = trainer.evaluation_agent(run_dir)
+                rows = evaluate_during_training(learner, config, timesteps)
                 append_rows(run_dir / "eval.csv", EVAL_FIELDS, rows)
+                if config.eval.nash_conv is not None:
+                    exact = nash_conv_during_training(learner, config, timesteps)
+                    append_rows(run_dir / "exploitability.csv", EXACT_FIELDS, [exact])
+                    writer.add("eval/nash_conv", exact["nash_conv"], timesteps)
                 for r in rows:
                     writer.add(f"eval/win_rate_{r['opponent']}", r["win_rate"], timesteps)
                 score = float(np.mean([r["win_rate"] for r in rows]))

@@ -120,6 +120,10 @@ class EvalConfig(_Strict):
         + [FinalOpponent(agent="search", deal_pairs=300)], max_length=MAX_OPPONENTS,
         description="the evaluation after training (main job), against the whole ladder")
     workers: int = Field(default=2, gt=0, le=MAX_WORKERS, description="worker processes of the final evaluation")
+    nash_conv: Literal["greedy", "sampling"] | None = Field(
+        default=None, description="also the exact NashConv of the learner's policy at every evaluation, played "
+        "greedily or by its action probabilities (exploitability.csv); the rules must be small enough to enumerate "
+        "(a preset such as skirmish or jumbo, docs/EXPLOITABILITY.md)")
 
     @field_validator("opponents")
     @classmethod
@@ -190,6 +194,20 @@ class ExperimentBase(_Strict):
                     agent.check_ruleset(ruleset)  # type: ignore[attr-defined]
                 except ValueError as err:
                     raise ValueError(f"{field}: {err}") from None
+        return self
+
+    @model_validator(mode="after")
+    def _exact_needs_a_small_game(self) -> ExperimentBase:
+        """eval.nash_conv enumerates the game tree: refused here for rules far too large (the
+        sampled estimate, under a second); the exact count comes before training starts."""
+        if self.eval.nash_conv is not None:
+            from tacocat_env.exact.store import cache_path, probe_enumerable
+
+            if not cache_path(self.rules_config).exists():
+                try:
+                    probe_enumerable(self.rules_config)
+                except ValueError as err:
+                    raise ValueError(f"eval.nash_conv: {err}") from None
         return self
 
     def _needs_an_opponent(self) -> None:

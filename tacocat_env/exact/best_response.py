@@ -15,6 +15,8 @@ over the policy's value (0 at a Nash equilibrium; exploitability is half of it).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from tacocat_env.exact.levels import (
@@ -61,9 +63,31 @@ def best_response_values(tree: GameTree, policy: np.ndarray) -> np.ndarray:
     return np.array([_sequence_values(tree, policy, player)[0][0] for player in (0, 1)])
 
 
+@dataclass(frozen=True)
+class Exploitability:
+    """A policy's values and its best responses' values, each (2,) by player."""
+
+    policy_values: np.ndarray
+    best_response_values: np.ndarray
+
+    @property
+    def nash_conv(self) -> float:
+        """The sum over both players of best-response value minus policy value (>= 0)."""
+        return float(np.sum(self.best_response_values - self.policy_values))
+
+    @property
+    def exploitability(self) -> float:
+        return self.nash_conv / 2
+
+
+def exploitability(tree: GameTree, policy: np.ndarray) -> Exploitability:
+    """`policy`'s values and the values of each player's best response to it."""
+    return Exploitability(policy_values(tree, policy), best_response_values(tree, policy))
+
+
 def nash_conv(tree: GameTree, policy: np.ndarray) -> float:
     """The sum over both players of best-response value minus policy value (>= 0)."""
-    return float(np.sum(best_response_values(tree, policy) - policy_values(tree, policy)))
+    return exploitability(tree, policy).nash_conv
 
 
 def best_response_policy(tree: GameTree, policy: np.ndarray, player: int) -> np.ndarray:

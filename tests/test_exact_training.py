@@ -1,0 +1,78 @@
+"""Exact NashConv as a training metric (`eval.nash_conv`): at every evaluation a run on rules
+small enough to enumerate writes exploitability.csv, whose rows are the exact NashConv of the
+policy the run had then (tacocat_env.exact), for any backend (the run loop computes it)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from experiments.cli import app
+from experiments.common.config import load_experiment, parse_experiment
+from experiments.common.config_files import read_experiment
+from experiments.common.evaluation import EXACT_FIELDS
+from experiments.exploit.exact import exact_report
+from tacocat_env.presets import preset_rules
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = ROOT / "experiments" / "configs" / "league_smoke.yaml"
+
+
+def _config_file(tmp_path: Path, **changes: object) -> Path:
+    data = {"base_config": str(SMOKE), "rules": preset_rules("skirmish"), "run_root": str(tmp_path / "runs"),
+            "total_timesteps": 512, "checkpoint_every": 256,
+            "eval": {"every": 256, "deal_pairs": 2, "opponents": ["random"], "final": [], "nash_conv": "sampling"}}
+    data.update(changes)
+    path = tmp_path / "exact.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.slow  # two league iterations on skirmish at the smoke size, and the tree enumerated (about 5 s)
+def test_a_league_run_logs_the_exact_nash_conv_of_its_policy_at_every_evaluation(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TACOCAT_CACHE", str(tmp_path / "trees"))
+    result = CliRunner().invoke(app, ["train", "--config", str(_config_file(tmp_path)), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    rows = _rows(run_dir / "exploitability.csv")
+    assert [int(r["timesteps"]) for r in rows] == [256, 512] and list(rows[0]) == EXACT_FIELDS
+    for row in rows:
+        conv = float(row["nash_conv"])
+        assert conv > 0 and float(row["exploitability"]) == pytest.approx(conv / 2)
+        assert conv == pytest.approx(float(row["best_response_0"]) + float(row["best_response_1"]))  # zero-sum
+    # the last row is the exported policy's, played by its action probabilities, as `tacocat exploit --exact` says
+    report = exact_report(f"league:path={run_dir / 'policy.npz'}", "skirmish", sampling=True)
+    assert float(rows[-1]["nash_conv"]) == pytest.approx(report.nash_conv, abs=1e-9)
+    greedy = exact_report(f"league:path={run_dir / 'policy.npz'}", "skirmish", sampling=False)
+    assert greedy.nash_conv != pytest.approx(report.nash_conv)  # the mode matters: sampling was asked for
+
+
+def test_nash_conv_on_rules_too_large_to_enumerate_is_refused_at_validation(tmp_path: Path) -> None:
+    data = read_experiment(_config_file(tmp_path, rules={}))
+    with pytest.raises(ValueError, match=r"eval\.nash_conv: the game tree of ruleset \w+ is too large to enumerate"):
+        parse_experiment(data)
+    result = CliRunner().invoke(app, ["train", "--config", str(_config_file(tmp_path, rules={})), "--no-progress"])
+    assert result.exit_code != 0 and "too large to enumerate" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("value", ["softmax", True, 1])
+def test_an_unknown_nash_conv_mode_is_refused(tmp_path: Path, value: object) -> None:
+    data = read_experiment(_config_file(tmp_path))
+    data["eval"]["nash_conv"] = value
+    with pytest.raises(ValueError, match="nash_conv"):
+        parse_experiment(data)
+
+
+def test_nash_conv_is_off_unless_asked_for() -> None:
+    assert load_experiment(SMOKE).eval.nash_conv is None
