@@ -1,0 +1,39 @@
+"""benchmarks/equilibrium.py's parts that need no training run: the CFR+ anchor curve, the
+first point under the target, the table and the plot (a training run's curve is the run loop's
+exploitability.csv, tested in tests/test_exact_training.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmarks import equilibrium
+from tacocat_env.exact.best_response import nash_conv
+from tacocat_env.exact.store import load_tree
+from tacocat_env.presets import preset_config
+
+
+def test_the_cfr_curve_falls_to_the_solvers_own_nash_conv(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TACOCAT_CACHE", str(tmp_path / "trees"))
+    tree = load_tree(preset_config("tiny"))
+    curve = equilibrium.cfr_curve(tree, max_seconds=0.2)
+    assert [p["iterations"] for p in curve[:3]] == [1, 2, 3] and curve[-1]["seconds"] >= 0.2
+    assert curve[-1]["nash_conv"] < 1e-2 < nash_conv(tree, tree.uniform_policy())
+    assert all(a["seconds"] <= b["seconds"] for a, b in zip(curve, curve[1:]))
+
+
+def test_the_table_says_where_each_run_reached_the_target(tmp_path: Path) -> None:
+    def curve(*values: float) -> list[dict[str, float]]:
+        return [{"steps": 1000 * (i + 1), "seconds": 10.0 * (i + 1), "nash_conv": v} for i, v in enumerate(values)]
+
+    results = {"preset": "tiny", "histories": 1643, "information_states": 100, "uniform_nash_conv": 1.0,
+               "target": 0.05, "target_share": 0.05,
+               "runs": [{"method": "league_ppo", "seed": 0, "curve": curve(0.5, 0.04, 0.06)},
+                        {"method": "ppo_high_entropy", "seed": 0, "curve": curve(0.5, 0.2)}],
+               "cfr_plus": [{"iterations": 1, "seconds": 0.5, "nash_conv": 0.3},
+                            {"iterations": 2, "seconds": 1.5, "nash_conv": 0.01}]}
+    table = equilibrium.render(results)
+    assert "| league_ppo | 0 | 0.0600 | 2,000 | 20 |" in table  # the first point under the target
+    assert "| ppo_high_entropy | 0 | 0.2000 | not reached | – |" in table
+    assert "| CFR+ | – | 1.00e-02 after 2 iterations | – | 1.50 |" in table
+    equilibrium.plot(results, tmp_path / "curve.png")
+    assert (tmp_path / "curve.png").read_bytes()[:4] == b"\x89PNG"
