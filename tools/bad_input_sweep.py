@@ -264,6 +264,7 @@ def experiment_cases() -> Iterator[Case]:
         "algo.bogus=1", "eval.opponents=[random, bogus]", "eval.final=[{agent: nope}]", "eval.seed=-1",
         "eval.every=0", "eval.deal_pairs=0", "selfplay.snapshot_every=0", "selfplay=3", "checkpoint_every=0",
         "no_such_key=1", "=3", "noequals", "algo.batch_size=511", "algo.net_arch=[0]", "algo.net_arch=[-8]",
+        "eval.nash_conv=sampling", "eval.nash_conv=softmax", "eval.nash_conv=true",
     ]
     for item in overrides:
         yield Case("config", f"--set {item}", lambda i=item: load_experiment(SMOKE, overrides=[i]))
