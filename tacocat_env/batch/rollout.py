@@ -46,10 +46,14 @@ def pick_by_logits(u: jax.Array, logits: jax.Array, mask: jax.Array) -> jax.Arra
     return xla.weighted_pick(weights, u)
 
 
-def make_rollout(env: TacocatBatch, batch_size: int, num_steps: int,
-                 compiler_options: dict | None = None) -> Callable[[jax.Array], tuple[State, dict]]:
+#: a sampler: `sampler(key, legal_action_mask) -> actions`, one per row
+Sampler = Callable[[jax.Array, jax.Array], jax.Array]
+
+
+def make_rollout(env: TacocatBatch, batch_size: int, num_steps: int, compiler_options: dict | None = None,
+                 sampler: Sampler = random_legal_actions) -> Callable[[jax.Array], tuple[State, dict]]:
     """A jitted function `rollout(key) -> (final state, stats)`: `batch_size` games played with
-    uniformly random legal actions for `num_steps` auto-reset steps (`lax.scan`).
+    uniformly random legal actions (or `sampler`'s) for `num_steps` auto-reset steps (`lax.scan`).
 
     stats: `finished` games (terminated or truncated), `terminated`, `truncated`, and
     `reward_sum` (per player, summed over every step of every game).
@@ -60,7 +64,7 @@ def make_rollout(env: TacocatBatch, batch_size: int, num_steps: int,
     def body(carry: tuple[State, jax.Array, dict], _: None) -> tuple[tuple[State, jax.Array, dict], None]:
         state, key, stats = carry
         key, act_key, step_key = jax.random.split(key, 3)
-        action = random_legal_actions(act_key, state.legal_action_mask)
+        action = sampler(act_key, state.legal_action_mask)
         state = step(state, action, jax.random.split(step_key, batch_size))
         stats = {
             "finished": stats["finished"] + jnp.sum(state.terminated | state.truncated),
