@@ -410,7 +410,7 @@ def _model_for_other_rules(path: Path) -> Path:
 
 #: the modules of tools/sweep_cases/, one per surface added after the first sweep
 SURFACE_MODULES: tuple[str, ...] = ("openspiel", "policy", "league", "tune", "rllib", "gym", "batch", "replay",
-                                    "exploit", "web")
+                                    "exploit", "web", "league_devices")
 
 
 #: the sweep in parts that can run apart (the tests run them on separate workers): this file's
