@@ -59,8 +59,8 @@ def engine_table(batches: list[int], large_samplers: list[str], budget: int, rep
                     rollout = pgx_rollout(leduc, batch, n, SAMPLERS[name])
                 compile_s, speed, _ = measure(rollout, batch, n, repeats)
                 rows.append((engine, name, batch, n, compile_s, speed))
-                print(f"  {engine}, {name} sampler, batch {batch:,}: {speed:,.0f} steps/s (compiled in {compile_s:.1f} s)",
-                      flush=True)
+                print(f"  {engine}, {name} sampler, batch {batch:,}: {speed:,.0f} steps/s "
+                      f"(compiled in {compile_s:.1f} s)", flush=True)
     print("\n| engine | sampler | batch | steps per run | steps/s | compile s |")
     print("|---|---|---:|---:|---:|---:|")
     for engine, name, batch, n, compile_s, speed in rows:
@@ -122,8 +122,8 @@ def time_to_beat_search(args: argparse.Namespace, deadline: float, compile_s: fl
                 print(f"\ntime to beat {args.search}: {train_s:.1f} s of training (compilation included) at "
                       f"{trainer.timesteps:,} env steps, plus {eval_s:.1f} s of evaluation")
                 return
-    print(f"\n{args.search} not beaten within the budget: {trainer.timesteps:,} env steps, {train_s:.1f} s of training, "
-          f"{eval_s:.1f} s of evaluation")
+    print(f"\n{args.search} not beaten within the budget: {trainer.timesteps:,} env steps, {train_s:.1f} s of "
+          f"training, {eval_s:.1f} s of evaluation")
 
 
 def main() -> None:

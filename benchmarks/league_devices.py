@@ -1,7 +1,9 @@
 """League training on 1 and on N JAX devices in the same run (`league.devices`,
 experiments/league/devices.py): env steps/s of a whole training iteration (`LeagueTrainer.iterate`:
 the jitted rollout, advantages and updates, plus the host's snapshot draw and metrics), best of
-`--repeats` after compilation, and the speed-up over one device.
+`--repeats` after compilation (the device counts take turns), and the speed-up over one device.
+It prints the machine's idle and stolen CPU shares over the timed iterations: a run on N devices
+needs N free cores.
 
 On CPU the host is split into max(--devices) XLA devices before JAX starts; a run on one device
 uses JAX's first device only. The same config and seed on every device count: the runs train the
@@ -61,18 +63,19 @@ def shares(before: list[int] | None, after: list[int] | None) -> str:
     return f"CPUs {100 * delta[3] / total:.0f}% idle, {100 * delta[7] / total:.0f}% stolen by the host"
 
 
-def time_trainer(config, repeats: int) -> tuple[float, float]:
-    """(seconds of the first iteration, compilation included; best seconds of `repeats` more)."""
+def first_iteration(config) -> tuple[LeagueTrainer, float]:
+    """A trainer of `config` after its first iteration, and that iteration's seconds
+    (compilation included)."""
     trainer = LeagueTrainer(config)
     start = time.perf_counter()
     trainer.iterate()
-    first = time.perf_counter() - start
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        trainer.iterate()  # returns host values: the iteration has finished
-        best = min(best, time.perf_counter() - start)
-    return first, best
+    return trainer, time.perf_counter() - start
+
+
+def timed(trainer: LeagueTrainer) -> float:
+    start = time.perf_counter()
+    trainer.iterate()  # returns host values: the iteration has finished
+    return time.perf_counter() - start
 
 
 def main() -> None:
@@ -80,7 +83,7 @@ def main() -> None:
     parser.add_argument("--config", default="experiments/configs/league_devices.yaml")
     parser.add_argument("--set", dest="overrides", action="append", default=[], help="KEY=VALUE override")
     parser.add_argument("--devices", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
 
     base = load_experiment(args.config, overrides=args.overrides)
@@ -89,21 +92,27 @@ def main() -> None:
           f"config {args.config} {' '.join(args.overrides)}")
     print(f"load average at start: {load()}")
     steps = base.n_envs * base.algo.n_steps
-    results = []
+    trainers = {}
     for devices in args.devices:
         config = load_experiment(args.config, overrides=[*args.overrides, f"league.devices={devices}"])
-        before = cpu_times()
-        first, best = time_trainer(config, args.repeats)
-        results.append((devices, first, best))
-        print(f"{devices} device(s): first iteration {first:.1f} s (compilation included), load {load()}, "
-              f"{shares(before, cpu_times())}", flush=True)
+        trainers[devices], first = first_iteration(config)
+        print(f"{devices} device(s): first iteration {first:.1f} s (compilation included)", flush=True)
+    # the device counts take turns, so that a change in the machine's load falls on all of them
+    best = {devices: float("inf") for devices in trainers}
+    before = cpu_times()
+    for _ in range(args.repeats):
+        for devices, trainer in trainers.items():
+            best[devices] = min(best[devices], timed(trainer))
+    print(f"timed iterations ({args.repeats} per device count, taking turns): load {load()}, "
+          f"{shares(before, cpu_times())}")
+    results = [(devices, best[devices]) for devices in trainers]
     print()
     print("| devices | n_envs | n_steps | env steps/s | speed-up over 1 device |")
     print("|---:|---:|---:|---:|---:|")
-    one = next((best for devices, _, best in results if devices == 1), None)
-    for devices, _, best in results:
-        speedup = f"{one / best:.2f}" if one else "-"
-        print(f"| {devices} | {base.n_envs:,} | {base.algo.n_steps} | {steps / best:,.0f} | {speedup} |")
+    one = best.get(1)
+    for devices, seconds in results:
+        speedup = f"{one / seconds:.2f}" if one else "-"
+        print(f"| {devices} | {base.n_envs:,} | {base.algo.n_steps} | {steps / seconds:,.0f} | {speedup} |")
     print(f"\nload average at end: {load()}")
 
 

@@ -76,8 +76,8 @@ def test_the_default_form_through_policy_actions_follows_the_softmax() -> None:
     """`policy_actions` (the league's sampler, in this machine's form) on a batch of one
     position: the distribution of `jax.random.categorical` over the masked logits."""
     logits, mask = fixed_position(7, 25)
-    big = (jnp.broadcast_to(jnp.asarray(logits), (DRAWS, N_ACTIONS)), jnp.broadcast_to(jnp.asarray(mask), (DRAWS, N_ACTIONS)))
-    actions = np.asarray(jax.jit(policy_actions)(jax.random.key(3), *big))
+    big_logits, big_mask = (jnp.broadcast_to(jnp.asarray(x), (DRAWS, N_ACTIONS)) for x in (logits, mask))
+    actions = np.asarray(jax.jit(policy_actions)(jax.random.key(3), big_logits, big_mask))
     assert chi_square_p(actions, softmax_over_legal(logits, mask)) > 1e-4
 
 

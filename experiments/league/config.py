@@ -147,7 +147,8 @@ def even_n_envs(config: LeagueExperiment, tries: int = 4096) -> int | None:
     from experiments.league.mixture import split_rows
 
     league, devices = config.league, config.league.devices
-    for n in sorted(range(max(devices, config.n_envs - tries), config.n_envs + tries), key=lambda n: abs(n - config.n_envs)):
+    candidates = range(max(devices, config.n_envs - tries), config.n_envs + tries)
+    for n in sorted(candidates, key=lambda n: abs(n - config.n_envs)):
         if n % devices:
             continue
         try:

@@ -85,7 +85,7 @@ class RowLayout:
     @property
     def physical(self) -> np.ndarray:
         """The logical (one-device) row of each physical row (device-major)."""
-        return np.concatenate([np.arange(b.start + d * (b.rows // self.devices), b.start + (d + 1) * (b.rows // self.devices))
+        return np.concatenate([b.start + np.arange(d * b.rows // self.devices, (d + 1) * b.rows // self.devices)
                                for d in range(self.devices) for b in self.blocks])
 
     @property
