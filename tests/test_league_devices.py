@@ -27,8 +27,11 @@ from experiments.common.config import load_experiment
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "experiments" / "configs" / "league_smoke.yaml"
 #: league_smoke.yaml with highcard as the one fixed opponent (the planner's port compiles for
-#: long) and a batch whose four blocks split over 2 devices (8 + 4 + 4 + 8 games)
-EVEN = ["n_envs=24", "opponents=[{agent: highcard, weight: 1.0}]"]
+#: long), a batch whose four blocks split over 2 devices (8 + 4 + 4 + 8 games), and the options
+#: whose data the devices share out differently: the packed update (decision_share), the
+#: privileged critic's second observation, seats redrawn at random
+EVEN = ["n_envs=24", "opponents=[{agent: highcard, weight: 1.0}]", "league.decision_share=0.625",
+        "league.privileged_critic=true", "learner_seat=random"]
 
 SCRIPT = textwrap.dedent("""
     import json, sys
