@@ -3,7 +3,7 @@
     python -m benchmarks.equilibrium                                   # jumbo, every method, seeds 0 1 2
     python -m benchmarks.equilibrium --preset skirmish --methods league_ppo --seeds 0 --steps 2000000
     python -m benchmarks.equilibrium --write                           # also the JSON and the PNG
-    python -m benchmarks.equilibrium --from-json docs/results/equilibrium.json   # render only
+    python -m benchmarks.equilibrium --from-json docs/results/equilibrium_jumbo.json   # render only
 
 Every method is a training config: `experiments/configs/league_preset.yaml` with the preset's
 rules, the seed, `--steps` env steps and the method's overrides (`METHODS`), evaluated every
@@ -15,7 +15,7 @@ not counted). CFR+ (`tacocat_env.exact.cfr`) on the same tree is the anchor on t
 Reported per method and seed: the NashConv reached, the env steps and seconds to the target
 (`--target` times the uniform random policy's NashConv; issue 26 asks for 5 %), and the curve.
 Prints a markdown table stamped (`tacocat_env.stamp`) with the load average; `--write` writes
-docs/results/equilibrium.json and docs/img/equilibrium.png.
+docs/results/equilibrium_<preset>.json and docs/img/equilibrium_<preset>.png.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "experiments" / "configs" / "league_preset.yaml"
-RESULTS = ROOT / "docs" / "results" / "equilibrium.json"
-PLOT = ROOT / "docs" / "img" / "equilibrium.png"
+RESULTS = ROOT / "docs" / "results" / "equilibrium_{preset}.json"
+PLOT = ROOT / "docs" / "img" / "equilibrium_{preset}.png"
 #: method -> the `--set` overrides of league_preset.yaml that make it
 METHODS: dict[str, list[str]] = {
     "league_ppo": [],                              # today's league: self-play, snapshots, counter
@@ -160,7 +160,7 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=500_000, help="env steps between exact evaluations")
     parser.add_argument("--cfr-seconds", type=float, default=60.0, help="CFR+ solving time on the same tree")
     parser.add_argument("--target", type=float, default=0.05, help="share of the uniform policy's NashConv")
-    parser.add_argument("--write", action="store_true", help=f"write {RESULTS.relative_to(ROOT)} and the plot")
+    parser.add_argument("--write", action="store_true", help="write docs/results/equilibrium_<preset>.json and the plot")
     parser.add_argument("--from-json", type=Path, help="render a written result instead of running")
     args = parser.parse_args()
     methods = args.methods.split(",")
@@ -182,9 +182,10 @@ def main() -> None:
     print(render(results))
     print(f"\n{info.get('command', '')} at {info.get('commit', '?')}, load {info.get('load_average', '?')}")
     if args.write and not args.from_json:
-        RESULTS.write_text(json.dumps({"stamp": info, "results": results}, indent=1) + "\n")
-        plot(results, PLOT)
-        print(f"wrote {RESULTS.relative_to(ROOT)} and {PLOT.relative_to(ROOT)}")
+        path, image = (Path(str(p).format(preset=results["preset"])) for p in (RESULTS, PLOT))
+        path.write_text(json.dumps({"stamp": info, "results": results}, indent=1) + "\n")
+        plot(results, image)
+        print(f"wrote {path.relative_to(ROOT)} and {image.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":
