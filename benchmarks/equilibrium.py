@@ -67,19 +67,10 @@ def train_curve(preset: str, method: str, seed: int, steps: int, every: int, out
 def cfr_curve(tree: Any, max_seconds: float) -> list[dict[str, float]]:
     """CFR+ on `tree`: [(iterations, solver seconds, NashConv of the average policy)], checked
     at geometrically spaced iterations until `max_seconds` of solving."""
-    from benchmarks.exact_solve import check_points
-    from tacocat_env.exact.best_response import nash_conv
-    from tacocat_env.exact.cfr import CFRSolver
+    from benchmarks.exact_solve import cfr_plus_curve, check_points
 
-    solver, solving, points = CFRSolver(tree, plus=True), 0.0, []
-    for check in check_points(1.5):
-        start = time.perf_counter()
-        solver.iterate(check - solver.iteration)
-        solving += time.perf_counter() - start
-        points.append({"iterations": check, "seconds": solving, "nash_conv": nash_conv(tree, solver.average_policy())})
-        if solving >= max_seconds:
-            return points
-    raise AssertionError("unreachable")
+    return [{k: p[k] for k in ("iterations", "seconds", "nash_conv")}
+            for p in cfr_plus_curve(tree, check_points(1.5), max_seconds=max_seconds)]
 
 
 def first_below(points: list[dict[str, float]], target: float) -> dict[str, float] | None:

@@ -37,6 +37,7 @@ import shlex
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -56,14 +57,38 @@ def check_points(growth: float = 1.2):
         t = max(t + 1, math.ceil(t * growth))
 
 
+def cfr_plus_curve(tree: Any, points: Iterable[int], target: float = 0.0, max_seconds: float = math.inf,
+                   on_point: Callable[[dict[str, float]], None] | None = None) -> list[dict[str, float]]:
+    """CFR+ (`tacocat_env.exact.cfr.CFRSolver`) on `tree`, the NashConv of its average policy
+    checked after each iteration count of `points` (an exact best response each), until it is at
+    most `target`, `max_seconds` of solving have passed or `points` ends. One point per check:
+    iterations, nash_conv, seconds (solving only) and wall_s (with the checks); `on_point` sees
+    each as it comes."""
+    from tacocat_env.exact.best_response import nash_conv
+    from tacocat_env.exact.cfr import CFRSolver
+
+    solver, solving, curve = CFRSolver(tree, plus=True), 0.0, []
+    wall_start = time.perf_counter()
+    for point in points:
+        start = time.perf_counter()
+        solver.iterate(point - solver.iteration)
+        solving += time.perf_counter() - start
+        conv = nash_conv(tree, solver.average_policy())
+        curve.append({"iterations": point, "nash_conv": conv, "seconds": solving,
+                      "wall_s": time.perf_counter() - wall_start})
+        if on_point is not None:
+            on_point(curve[-1])
+        if conv <= target or solving >= max_seconds:
+            break
+    return curve
+
+
 def solve(name: str, rules_spec: dict[str, Any] | None, target: float, max_seconds: float,
           anchor_iterations: int) -> dict[str, Any]:
     """Everything measured for one ruleset (run in its own process)."""
     from tqdm import tqdm
 
     from tacocat_env.config import make_config
-    from tacocat_env.exact.best_response import nash_conv
-    from tacocat_env.exact.cfr import CFRSolver
     from tacocat_env.exact.store import check_enumerable
     from tacocat_env.exact.tree import enumerate_tree
     from tacocat_env.presets import preset_config
@@ -80,22 +105,16 @@ def solve(name: str, rules_spec: dict[str, Any] | None, target: float, max_secon
     result.update(histories=tree.n_nodes, decision_nodes=int((tree.player >= 0).sum()),
                   information_states=tree.n_infosets, max_actions=tree.max_actions, depth=tree.depth)
 
-    solver = CFRSolver(tree, plus=True)
-    curve: list[tuple[int, float, float, float]] = []  # (iterations, NashConv, solver s, wall s)
-    solving = 0.0
-    wall_start = time.perf_counter()
     bar = tqdm(desc=f"{name}: CFR+", unit=" it", mininterval=1.0)
-    for point in check_points():
-        start = time.perf_counter()
-        solver.iterate(point - solver.iteration)
-        solving += time.perf_counter() - start
-        bar.update(point - bar.n)
-        conv = nash_conv(tree, solver.average_policy())
-        curve.append((point, conv, solving, time.perf_counter() - wall_start))
-        bar.set_postfix(nash_conv=f"{conv:.2e}")
-        if conv <= target or solving >= max_seconds:
-            break
+
+    def show(point: dict[str, float]) -> None:
+        bar.update(point["iterations"] - bar.n)
+        bar.set_postfix(nash_conv=f"{point['nash_conv']:.2e}")
+
+    points = cfr_plus_curve(tree, check_points(), target, max_seconds, on_point=show)
     bar.close()
+    # (iterations, NashConv, solver s, wall s), as the JSON has it
+    curve = [(p["iterations"], p["nash_conv"], p["seconds"], p["wall_s"]) for p in points]
     iterations, final, solver_s, wall_s = curve[-1]
     result.update(cfr_plus=curve, iterations=iterations, nash_conv=final, reached=final <= target,
                   solver_s=solver_s, solve_wall_s=wall_s, s_per_iteration=solver_s / iterations,
