@@ -62,7 +62,8 @@ def platform_key() -> str:
     """The machine and library versions that bit-exact results belong to: the CPU's widest SIMD
     (XLA and torch pick their kernels by it) and the versions of everything that computes."""
     import platform
-    from importlib.metadata import PackageNotFoundError, version
+
+    from tacocat_env.stamp import installed_versions
 
     flags: set[str] = set()
     cpuinfo = Path("/proc/cpuinfo")
@@ -70,13 +71,8 @@ def platform_key() -> str:
         line = next((x for x in cpuinfo.read_text().splitlines() if x.startswith(("flags", "Features"))), "")
         flags = set(line.partition(":")[2].split())
     simd = next((f for f in ("avx512f", "avx2", "avx", "asimd", "sse2") if f in flags), "unknown simd")
-    versions = []
-    for name in ("numpy", "jax", "jaxlib", "torch"):
-        try:
-            versions.append(f"{name} {version(name)}")
-        except PackageNotFoundError:
-            continue
-    return f"{platform.machine()} {simd}, " + ", ".join(versions)
+    versions = installed_versions(("numpy", "jax", "jaxlib", "torch"))
+    return f"{platform.machine()} {simd}, " + ", ".join(f"{name} {v}" for name, v in versions.items())
 
 
 def _arrays(run_dir: Path) -> list[np.ndarray]:
