@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import tempfile
 import time
 from pathlib import Path
@@ -162,11 +161,12 @@ def main() -> None:
         saved = json.loads(args.from_json.read_text())
         results, info = saved["results"], saved["stamp"]
     else:
+        from benchmarks.exact_solve import load_average
         from tacocat_env.presets import preset_config
         from tacocat_env.stamp import stamp
 
         results = run(args.preset, methods, args.seeds, args.steps, args.every, args.cfr_seconds, args.target)
-        info = {**stamp(preset_config(args.preset)), "load_average": " ".join(f"{x:.1f}" for x in os.getloadavg()),
+        info = {**stamp(preset_config(args.preset)), "load_average": load_average(),
                 "command": "python -m benchmarks.equilibrium " + " ".join(
                     f"--{k.replace('_', '-')} {' '.join(map(str, v)) if isinstance(v, list) else v}"
                     for k, v in vars(args).items() if k not in ("write", "from_json"))}
