@@ -72,10 +72,14 @@ def first_iteration(config) -> tuple[LeagueTrainer, float]:
     return trainer, time.perf_counter() - start
 
 
-def timed(trainer: LeagueTrainer) -> float:
-    start = time.perf_counter()
+def timed(trainer: LeagueTrainer) -> tuple[float, float]:
+    """(seconds, cores used) of one iteration: the cores are this process's CPU time (every
+    thread) over the wall time, so a one-device run that already keeps every core busy (XLA's
+    own threads) shows how much room a second device has."""
+    start, cpu = time.perf_counter(), time.process_time()
     trainer.iterate()  # returns host values: the iteration has finished
-    return time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    return seconds, (time.process_time() - cpu) / seconds
 
 
 def main() -> None:
@@ -98,21 +102,20 @@ def main() -> None:
         trainers[devices], first = first_iteration(config)
         print(f"{devices} device(s): first iteration {first:.1f} s (compilation included)", flush=True)
     # the device counts take turns, so that a change in the machine's load falls on all of them
-    best = {devices: float("inf") for devices in trainers}
+    best = {devices: (float("inf"), 0.0) for devices in trainers}
     before = cpu_times()
     for _ in range(args.repeats):
         for devices, trainer in trainers.items():
             best[devices] = min(best[devices], timed(trainer))
     print(f"timed iterations ({args.repeats} per device count, taking turns): load {load()}, "
           f"{shares(before, cpu_times())}")
-    results = [(devices, best[devices]) for devices in trainers]
     print()
-    print("| devices | n_envs | n_steps | env steps/s | speed-up over 1 device |")
-    print("|---:|---:|---:|---:|---:|")
-    one = best.get(1)
-    for devices, seconds in results:
+    print("| devices | n_envs | n_steps | env steps/s | speed-up over 1 device | cores used |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    one = best[1][0] if 1 in best else None
+    for devices, (seconds, cores) in best.items():
         speedup = f"{one / seconds:.2f}" if one else "-"
-        print(f"| {devices} | {base.n_envs:,} | {base.algo.n_steps} | {steps / seconds:,.0f} | {speedup} |")
+        print(f"| {devices} | {base.n_envs:,} | {base.algo.n_steps} | {steps / seconds:,.0f} | {speedup} | {cores:.2f} |")
     print(f"\nload average at end: {load()}")
 
 
