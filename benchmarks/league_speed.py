@@ -23,7 +23,7 @@ import numpy as np
 
 from experiments.common.config import load_experiment
 from experiments.league.ppo import init_runner
-from experiments.league.trainer import SnapshotPool, build
+from experiments.league.trainer import SnapshotPool, build, coefficients
 from tacocat_env.batch.rollout import make_rollout
 from tacocat_env.stamp import describe, stamp
 
@@ -62,13 +62,14 @@ def main() -> None:
     pool = SnapshotPool(runner.params, config.league.snapshot_pool)
     ids = jnp.asarray(np.zeros(config.league.snapshot_slots, np.int32))
     start = time.perf_counter()
-    runner, _ = iteration(runner, pool.arrays, ids)
+    coefs = coefficients(config, 0)
+    runner, _ = iteration(runner, pool.arrays, ids, coefs)
     jax.block_until_ready(runner)
     train_compile = time.perf_counter() - start
     state = {"runner": runner}
 
     def one() -> object:
-        state["runner"], metrics = iteration(state["runner"], pool.arrays, ids)
+        state["runner"], metrics = iteration(state["runner"], pool.arrays, ids, coefs)
         return metrics
 
     train_s = best_of(one, args.repeats)

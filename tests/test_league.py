@@ -132,7 +132,7 @@ def test_an_update_on_packed_decisions_equals_the_update_on_every_step() -> None
     """`league.decision_share` < 1 leaves the opponent's steps (weight 0) out of the update: with
     one minibatch per epoch, the same rollout gives the same parameters either way."""
     from experiments.league.ppo import init_runner
-    from experiments.league.trainer import SnapshotPool, build
+    from experiments.league.trainer import SnapshotPool, build, coefficients
 
     params = []
     for share in (1.0, 0.75):
@@ -142,7 +142,8 @@ def test_an_update_on_packed_decisions_equals_the_update_on_every_step() -> None
         assert settings.decision_slots == (0 if share == 1 else 192)
         runner = init_runner(env, settings, jax.random.key(config.seed))
         pool = SnapshotPool(runner.params, config.league.snapshot_pool)
-        runner, metrics = iteration(runner, pool.arrays, jnp.zeros(config.league.snapshot_slots, jnp.int32))
+        runner, metrics = iteration(runner, pool.arrays, jnp.zeros(config.league.snapshot_slots, jnp.int32),
+                                    coefficients(config, 0))
         assert int(metrics["decisions_dropped"]) == 0 and 0 < int(metrics["learner_steps"]) <= 192
         params.append(runner.params)
     moved = jax.tree.map(lambda a, b: float(jnp.abs(a - b).max()), params[0], init_runner(

@@ -21,6 +21,25 @@ MAX_CRITIC_WARMUP = 1_000_000
 MAX_DEVICES = 4096
 
 
+class MagnetConfig(_Strict):
+    """Magnetic mirror descent (MMD, Sokota et al., ICLR 2023) in PPO: the loss adds
+    `kl_coef x KL(policy || magnet)` per learner decision (experiments/league/ppo.py,
+    `kl_to_magnet`). The magnet is the uniform policy over the legal actions (`uniform`: the same
+    pull as an entropy bonus of `kl_coef`) or a moving average of the learner's own actor (`ema`:
+    every `refresh_every` iterations the magnet's parameters move `ema_rate` of the way to the
+    actor's; with `ema_rate` 1 it is a copy of the actor, refreshed every `refresh_every`)."""
+
+    kind: Literal["uniform", "ema"] = Field(description="the policy the KL penalty pulls toward")
+    kl_coef: float = Field(ge=0, le=1e3, description="the KL penalty's weight at the first PPO iteration")
+    kl_coef_final: float | None = Field(
+        default=None, ge=0, le=1e3, description="the weight at the last PPO iteration, reached linearly; None: "
+        "kl_coef throughout")
+    refresh_every: int = Field(default=1, gt=0, le=1_000_000, description="ema: iterations between refreshes of the "
+                               "magnet")
+    ema_rate: float = Field(default=0.05, gt=0, le=1, description="ema: how far the magnet moves toward the actor "
+                            "at a refresh (magnet += ema_rate x (actor - magnet))")
+
+
 class LeagueConfig(_Strict):
     """League backend (jitted PPO on the batch engine, docs/LEAGUE.md): the opponents' mixture.
 
@@ -67,6 +86,11 @@ class LeagueConfig(_Strict):
         "critic only, the actor frozen, on rollouts against the league (with init_actor, a critic that knows the "
         "actor's values before PPO moves the actor). They play env steps like any iteration, count toward "
         "total_timesteps and are marked critic_warmup=1 in progress.csv. 0: none, as before")
+    magnet: MagnetConfig | None = Field(default=None, description="a KL penalty toward a magnet policy (MMD); None: "
+                                        "none, as before")
+    ent_coef_final: float | None = Field(
+        default=None, ge=0, le=1e3, description="the entropy bonus's weight at the last PPO iteration, reached "
+        "linearly from algo.ent_coef; None: algo.ent_coef throughout")
     devices: int = Field(
         default=1, ge=1, le=MAX_DEVICES, description="JAX devices the league trains on, data parallel "
         "(docs/SCALING.md): each plays n_envs / devices games, its share of every block of the mixture, and "

@@ -1,6 +1,6 @@
 """One jitted PPO iteration on the batch engine (PureJaxRL style), for a two-player game.
 
-`make_iteration` returns `iteration(runner, pool, snapshot_ids) -> (runner, metrics)`: collect
+`make_iteration` returns `iteration(runner, pool, snapshot_ids, coefficients) -> (runner, metrics)`: collect
 `n_steps` auto-reset steps of `n_envs` games under one `lax.scan`, compute advantages, then
 `n_epochs` passes of clipped-objective minibatch updates; all inside one `jax.jit`. It reads
 top to bottom:
@@ -15,8 +15,12 @@ top to bottom:
    game. Discounting (`gamma`) and GAE (`lambda`) count learner decisions, not env steps. The
    last decision of the rollout bootstraps from the value of the learner's observation of the
    final state (`env.observe`).
-3. **Update.** Clipped surrogate, value loss, entropy bonus; every mean is over learner
-   decisions only (the opponent's steps weigh 0); advantages are normalised per minibatch.
+3. **Update.** Clipped surrogate, value loss, entropy bonus and, with a magnet (MMD, Sokota et
+   al. 2023), a KL penalty `KL(policy || magnet)` per decision, toward the uniform policy over the
+   legal actions or a moving average of the actor's own parameters (`Runner.magnet`); the
+   entropy and KL coefficients come in each call (`Coefficients`), so that they follow a
+   schedule without recompiling. Every mean is over learner decisions only (the opponent's steps
+   weigh 0); advantages are normalised per minibatch.
    With `decision_slots`, the update reads the learner's decisions only, packed into that many
    entries (`pack_learner_decisions`), instead of every env step.
 
@@ -62,6 +66,7 @@ class PPOSettings:
     anneal_updates: int = 0  # gradient steps over which the learning rate decays linearly to 0 (0: constant)
     privileged_critic: bool = False  # the critic also reads the opponent's observation (training only)
     decision_slots: int = 0  # the update's slots for learner decisions (pack_learner_decisions); 0: every env step
+    magnet: str = "none"  # the KL penalty's magnet (kl_to_magnet): "none", "uniform" or "ema" (Runner.magnet)
 
 
 class Runner(NamedTuple):
@@ -73,6 +78,19 @@ class Runner(NamedTuple):
     seat: jax.Array  # (n_envs,) the learner's seat in each row's current game
     floor: jax.Array  # (n_envs, 2) each player's failed-answer floor this round (heuristics.failed_answer_floor)
     key: jax.Array
+    magnet: Any = None  # magnet "ema": the magnet's actor (a moving average of the learner's); else None
+
+
+class Coefficients(NamedTuple):
+    """The loss's regularisation weights of one iteration (scalars, traced: a schedule changes
+    them without recompiling)."""
+
+    ent_coef: jax.Array
+    kl_coef: jax.Array
+
+    @classmethod
+    def of(cls, ent_coef: float, kl_coef: float) -> Coefficients:
+        return cls(jnp.float32(ent_coef), jnp.float32(kl_coef))
 
 
 class Transition(NamedTuple):
@@ -115,7 +133,23 @@ def init_runner(env: Any, s: PPOSettings, key: jax.Array) -> Runner:
     env_state = jax.jit(jax.vmap(env.init))(jax.random.split(env_key, s.n_envs))  # jitted: eager vmap takes ~13 s
     seat = (jnp.arange(s.n_envs) % 2).astype(jnp.int32)  # half the rows start as player_0, half as player_1
     floor = jnp.zeros((s.n_envs, 2), jnp.int32)
-    return Runner(params, make_optimizer(s).init(params), env_state, seat, floor, key)
+    magnet = params["actor"] if s.magnet == "ema" else None
+    return Runner(params, make_optimizer(s).init(params), env_state, seat, floor, key, magnet)
+
+
+def kl_to_magnet(log_probs: jax.Array, magnet_log_probs: jax.Array, mask: jax.Array) -> jax.Array:
+    """KL(policy || magnet) = sum over the legal actions of p (log p - log q), per row: MMD's
+    penalty, whose gradient with respect to the logits is p (log p - log q - KL). Illegal actions
+    have probability 0 under both and add nothing."""
+    probs = jnp.exp(log_probs)
+    return jnp.where(mask, probs * (log_probs - magnet_log_probs), 0.0).sum(-1)
+
+
+def uniform_log_probs(mask: jax.Array) -> jax.Array:
+    """The log-probabilities of the uniform policy over each row's legal actions (MMD's uniform
+    magnet: its KL is log(legal actions) minus the entropy, so it pulls like an entropy bonus)."""
+    legal = jnp.maximum(mask.sum(-1, keepdims=True), 1).astype(jnp.float32)
+    return jnp.broadcast_to(-jnp.log(legal), mask.shape)
 
 
 def sample(u: jax.Array, logits: jax.Array, mask: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -177,9 +211,9 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
     go to `jax.jit` (`{"xla_backend_optimization_level": 0}` compiles several times faster and
     runs slower: for smoke runs and tests).
 
-    `iteration(runner, pool, snapshot_ids) -> (runner, metrics)`; with `critic_only` (the
-    critic's warm-up, `league.critic_warmup`) `iteration(runner, pool, snapshot_ids,
-    critic_opt_state) -> (runner, critic_opt_state, metrics)`: the same rollout and losses, but
+    `iteration(runner, pool, snapshot_ids, coefficients) -> (runner, metrics)`; with `critic_only`
+    (the critic's warm-up, `league.critic_warmup`) `iteration(runner, pool, snapshot_ids,
+    coefficients, critic_opt_state) -> (runner, critic_opt_state, metrics)`: the same rollout and losses, but
     the gradient is the critic's only and goes through its own optimizer state (built by
     `make_optimizer(s).init(params["critic"])`); the actor and `runner.opt_state` stay as they
     are, so that PPO later starts with fresh Adam statistics for both networks.
@@ -255,7 +289,13 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         return (params, pool, snapshot_ids, state, seat, floor, key), (transition, done, won)
 
     # -- 2. credit (learner_advantages, above) and 3. update -------------------------------
-    def loss_fn(params: Params, batch: Transition, adv: jax.Array, ret: jax.Array) -> tuple[jax.Array, dict]:
+    def magnet_log_probs(magnet: Any, batch: Transition) -> jax.Array:
+        if s.magnet == "uniform":
+            return uniform_log_probs(batch.mask)
+        return jax.nn.log_softmax(masked_logits(magnet, batch.obs, batch.mask, s.activation))
+
+    def loss_fn(params: Params, batch: Transition, adv: jax.Array, ret: jax.Array, magnet: Any,
+                coefs: Coefficients) -> tuple[jax.Array, dict]:
         w = batch.learner_turn.astype(jnp.float32)
         n = jnp.maximum(layout.total(w), 1.0)
 
@@ -277,16 +317,23 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         values = critic_value(params["critic"], batch.obs, batch.critic_extra, s.activation)
         value_loss = 0.5 * part((values - ret) ** 2)
         entropy = part(-(jnp.exp(log_probs) * log_probs).sum(-1))
-        loss = policy_loss + s.vf_coef * value_loss - s.ent_coef * entropy
+        loss = policy_loss + s.vf_coef * value_loss - coefs.ent_coef * entropy
         approx_kl = part((ratio - 1) - jnp.log(ratio))
-        return loss, {"policy_loss": policy_loss, "value_loss": value_loss, "entropy": entropy, "approx_kl": approx_kl}
+        info = {"policy_loss": policy_loss, "value_loss": value_loss, "entropy": entropy, "approx_kl": approx_kl}
+        if s.magnet != "none":
+            info["magnet_kl"] = part(kl_to_magnet(log_probs, magnet_log_probs(magnet, batch), batch.mask))
+            loss = loss + coefs.kl_coef * info["magnet_kl"]
+        return loss, info
 
     def summed(tree: Any) -> Any:
         """The devices' parts (gradients, losses) summed: the same on every device."""
         return tree if layout.devices == 1 else jax.lax.psum(tree, AXIS)
 
-    def update_minibatch(carry: tuple, mb: tuple) -> tuple[tuple, dict]:
+    def update_minibatch(carry: tuple, mb: tuple, fixed: tuple) -> tuple[tuple, dict]:
+        """One gradient step on minibatch `mb`; `fixed` (the magnet, the coefficients) is read,
+        not trained."""
         params, opt_state = carry
+        mb = (*mb, *fixed)
         if critic_only:  # the actor frozen: the loss's gradient with respect to the critic alone
             grads, info = summed(jax.grad(lambda critic: loss_fn({**params, "critic": critic}, *mb), has_aux=True)(
                 params["critic"]))
@@ -296,7 +343,7 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         updates, opt_state = optimizer.update(grads, opt_state, params)
         return (optax.apply_updates(params, updates), opt_state), info
 
-    def update_epoch(carry: tuple, key: jax.Array, data: tuple) -> tuple[tuple, dict]:
+    def update_epoch(carry: tuple, key: jax.Array, data: tuple, fixed: tuple) -> tuple[tuple, dict]:
         order = jax.random.permutation(key, update_size)
         if layout.devices == 1:
             shuffled = jax.tree.map(
@@ -304,10 +351,11 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         else:  # this device's part of every minibatch
             mine = order.reshape(n_minibatches, layout.devices, -1)[:, jax.lax.axis_index(AXIS)]
             shuffled = jax.tree.map(lambda x: x[mine], data)
-        return jax.lax.scan(update_minibatch, carry, shuffled)
+        return jax.lax.scan(lambda c, mb: update_minibatch(c, mb, fixed), carry, shuffled)
 
-    def iteration(runner: Runner, pool: Params, snapshot_ids: jax.Array, critic_opt_state: Any = None) -> tuple:
-        params, opt_state, state, seat, floor, key = runner
+    def iteration(runner: Runner, pool: Params, snapshot_ids: jax.Array, coefs: Coefficients,
+                  critic_opt_state: Any = None) -> tuple:
+        params, opt_state, state, seat, floor, key, magnet = runner
         carry = (params, pool, snapshot_ids, state, seat, floor, key)
         (_, _, _, state, seat, floor, key), (traj, done, won) = jax.lax.scan(env_step, carry, None, length=s.n_steps)
         last_extra = critic_extra(observe, state, 1 - seat, scale, s.privileged_critic)
@@ -323,7 +371,8 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
             flat, dropped = pack_learner_decisions(flat, s.decision_slots, pack_key)
         trained = critic_opt_state if critic_only else opt_state
         (params, trained), info = jax.lax.scan(
-            lambda c, k: update_epoch(c, k, flat), (params, trained), jax.random.split(epoch_key, s.n_epochs))
+            lambda c, k: update_epoch(c, k, flat, (magnet, coefs)), (params, trained),
+            jax.random.split(epoch_key, s.n_epochs))
         metrics = {name: x.mean() for name, x in info.items()}
         metrics["learner_steps"] = layout.total(traj.learner_turn)
         metrics["decisions_dropped"] = dropped
@@ -331,16 +380,16 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         metrics["wins_per_row"] = layout.gathered(won.sum(axis=0), axis=0)
         metrics["learner_reward"] = layout.total(traj.reward)
         if critic_only:
-            return Runner(params, opt_state, state, seat, floor, key), trained, metrics
-        return Runner(params, trained, state, seat, floor, key), metrics
+            return Runner(params, opt_state, state, seat, floor, key, magnet), trained, metrics
+        return Runner(params, trained, state, seat, floor, key, magnet), metrics
 
     if mesh is not None:
         split, whole = jax.sharding.PartitionSpec(AXIS), jax.sharding.PartitionSpec()
-        runner_specs = Runner(whole, whole, split, split, split, whole)
+        runner_specs = Runner(whole, whole, split, split, split, whole, whole)
         if critic_only:
-            in_specs, out_specs = (runner_specs, whole, whole, whole), (runner_specs, whole, whole)
+            in_specs, out_specs = (runner_specs, whole, whole, whole, whole), (runner_specs, whole, whole)
         else:
-            in_specs, out_specs = (runner_specs, whole, whole), (runner_specs, whole)
+            in_specs, out_specs = (runner_specs, whole, whole, whole), (runner_specs, whole)
         # check_vma off: the gathered trajectories and the summed gradients are the same on every
         # device by construction (all_gather, psum), which the check cannot infer for all_gather
         iteration = jax.shard_map(iteration, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)

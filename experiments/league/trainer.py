@@ -51,7 +51,7 @@ from experiments.league.devices import Placement, RowLayout, ask_host_devices, c
 from experiments.league.fixed import make_opponent, opponent_digest
 from experiments.league.mixture import Block, split_rows
 from experiments.league.network import Params, actor_from_layers, actor_layers, input_scale
-from experiments.league.ppo import PPOSettings, Runner, init_runner, make_iteration, make_optimizer
+from experiments.league.ppo import Coefficients, PPOSettings, Runner, init_runner, make_iteration, make_optimizer
 from tacocat_env.ruleset import compile_rules
 
 POLICY_FILE = "policy.npz"
@@ -77,7 +77,27 @@ def ppo_settings(config: LeagueExperiment) -> PPOSettings:
         ent_coef=algo.ent_coef, vf_coef=algo.vf_coef, max_grad_norm=algo.max_grad_norm,
         hidden=tuple(algo.net_arch), activation=algo.activation, learner_seat=config.learner_seat,
         anneal_updates=updates if config.league.anneal_lr else 0, privileged_critic=config.league.privileged_critic,
-        decision_slots=decision_slots(config))
+        decision_slots=decision_slots(config),
+        magnet=config.league.magnet.kind if config.league.magnet is not None else "none")
+
+
+def linear(start: float, final: float | None, step: int, steps: int) -> float:
+    """`start` moved linearly to `final` over `steps` (optax's linear_schedule): `start` at step
+    0, `final` from step `steps` on; `start` throughout when `final` is None."""
+    if final is None or steps <= 0:
+        return start
+    return start + (final - start) * min(step / steps, 1.0)
+
+
+def coefficients(config: LeagueExperiment, iteration: int) -> Coefficients:
+    """The entropy and KL weights of iteration `iteration` (0-based): their schedules run over
+    the PPO iterations, after the critic's warm-up; the last PPO iteration has the final values."""
+    league = config.league
+    iterations = -(-config.total_timesteps // (config.n_envs * config.algo.n_steps))
+    step, steps = max(iteration - league.critic_warmup, 0), iterations - league.critic_warmup - 1
+    magnet = league.magnet
+    kl = 0.0 if magnet is None else linear(magnet.kl_coef, magnet.kl_coef_final, step, steps)
+    return Coefficients.of(linear(config.algo.ent_coef, league.ent_coef_final, step, steps), kl)
 
 
 def decision_slots(config: LeagueExperiment) -> int:
@@ -349,6 +369,12 @@ def initial_actor(spec: str, config: LeagueExperiment) -> list[tuple[jax.Array, 
     return actor_from_layers(agent.layers, input_scale(compile_rules(config.rules_config)))  # type: ignore[attr-defined]
 
 
+@jax.jit
+def _moved_toward(magnet: Any, actor: Any, rate: jax.Array) -> Any:
+    """The EMA magnet's refresh: every parameter `rate` of the way to the actor's."""
+    return jax.tree.map(lambda m, a: m + rate * (a - m), magnet, actor)
+
+
 class LeagueTrainer:
     progress_fields: tuple[str, ...] = (
         "learner_steps", "decisions_dropped", "games", "learner_win_rate", "policy_loss", "value_loss", "entropy",
@@ -362,14 +388,18 @@ class LeagueTrainer:
         self.blocks = blocks_of(config)
         runner = init_runner(self.env, self.settings, jax.random.key(config.seed))
         if self.league.init_actor is not None:  # warm start; Adam's moments are zeros whatever the weights
-            runner = runner._replace(params={**runner.params, "actor": initial_actor(self.league.init_actor, config)})
+            actor = initial_actor(self.league.init_actor, config)
+            runner = runner._replace(params={**runner.params, "actor": actor},
+                                     magnet=None if runner.magnet is None else actor)
         #: the critic's warm-up: its iteration and its own optimizer state (None without one)
         self.warmup_fn, self.critic_opt = None, None
+        if self.league.magnet is not None:
+            self.progress_fields = (*self.progress_fields, "magnet_kl")
         if self.league.critic_warmup:
             self.warmup_fn = build(config, critic_only=True)[2]
             warmup_settings = dataclasses.replace(self.settings, anneal_updates=0)
             self.critic_opt = self._on_devices(make_optimizer(warmup_settings).init(runner.params["critic"]))
-            self.progress_fields = (*LeagueTrainer.progress_fields, "critic_warmup")
+            self.progress_fields = (*self.progress_fields, "critic_warmup")
         self.pool = SnapshotPool(runner.params, self.league.snapshot_pool)
         self.pool.arrays = self._on_devices(self.pool.arrays)
         self.runner = self._runner_on_devices(runner)
@@ -393,7 +423,8 @@ class LeagueTrainer:
             return runner
         return Runner(self._on_devices(runner.params), self._on_devices(runner.opt_state),
                       self._on_devices(runner.env_state, rows=True), self._on_devices(runner.seat, rows=True),
-                      self._on_devices(runner.floor, rows=True), self._on_devices(runner.key))
+                      self._on_devices(runner.floor, rows=True), self._on_devices(runner.key),
+                      self._on_devices(runner.magnet))
 
     def _runner_on_host(self) -> Runner:
         runner = self.runner
@@ -401,7 +432,7 @@ class LeagueTrainer:
             return runner
         return Runner(self._on_host(runner.params), self._on_host(runner.opt_state),
                       self._on_host(runner.env_state, rows=True), self._on_host(runner.seat, rows=True),
-                      self._on_host(runner.floor, rows=True), self._on_host(runner.key))
+                      self._on_host(runner.floor, rows=True), self._on_host(runner.key), self._on_host(runner.magnet))
 
     def params(self) -> Params:
         """The learner's parameters, on the host when they live on several devices."""
@@ -412,12 +443,18 @@ class LeagueTrainer:
         snapshot_ids = pool.draw(self.rng, league.snapshot_slots, league.sampling, league.pfsp_power)
         warming = self.iteration < league.critic_warmup
         ids = self._on_devices(jnp.asarray(snapshot_ids))
+        coefs = self._on_devices(coefficients(self.config, self.iteration))
         if warming:
-            self.runner, self.critic_opt, metrics = self.warmup_fn(self.runner, pool.arrays, ids, self.critic_opt)
+            self.runner, self.critic_opt, metrics = self.warmup_fn(self.runner, pool.arrays, ids, coefs,
+                                                                   self.critic_opt)
         else:
-            self.runner, metrics = self.iteration_fn(self.runner, pool.arrays, ids)
+            self.runner, metrics = self.iteration_fn(self.runner, pool.arrays, ids, coefs)
         metrics = self._on_host(metrics)
         self.iteration += 1
+        magnet = league.magnet
+        if magnet is not None and magnet.kind == "ema" and self.iteration % magnet.refresh_every == 0:
+            self.runner = self.runner._replace(magnet=_moved_toward(self.runner.magnet, self.runner.params["actor"],
+                                                                    jnp.float32(magnet.ema_rate)))
         games, wins = metrics["games_per_row"], metrics["wins_per_row"]
         pool.record(self.blocks, snapshot_ids, games, wins)
         if self.iteration % league.snapshot_every == 0:
@@ -426,6 +463,8 @@ class LeagueTrainer:
                "games": int(games.sum()), "learner_win_rate": float(wins.sum() / max(games.sum(), 1)),
                "pool_size": pool.filled,
                **{k: float(metrics[k]) for k in ("policy_loss", "value_loss", "entropy", "approx_kl")}}
+        if league.magnet is not None:
+            row["magnet_kl"] = float(metrics["magnet_kl"])
         if league.critic_warmup:
             row["critic_warmup"] = int(warming)
         return row

@@ -211,7 +211,12 @@ def config_cases(tmp: Path) -> Iterator[Case]:
     for overrides in (["league.snapshot_pool=1000000000"], ["n_envs=100000000"], ["league.snapshot_slots=5000"],
                       ["algo.net_arch=[32768, 32768]"], [f"algo.net_arch={[8] * 17}"],
                       ["seed=4294967296"], ["n_envs=65536", "algo.n_steps=4096", "algo.batch_size=65536"],
-                      ["eval.deal_pairs=100000000"], ["algo.n_epochs=100000"], ["total_timesteps=10000000000000"]):
+                      ["eval.deal_pairs=100000000"], ["algo.n_epochs=100000"], ["total_timesteps=10000000000000"],
+                      # regularised PPO (issue 26): negative or non-finite weights, a refresh of 0
+                      ["league.magnet={kind: uniform, kl_coef: -0.1}"], ["league.magnet={kind: ema, kl_coef: .inf}"],
+                      ["league.magnet={kind: ema, kl_coef: 0.1, refresh_every: 0}"],
+                      ["league.magnet={kind: ema, kl_coef: 0.1, ema_rate: .nan}"], ["league.ent_coef_final=-1"],
+                      ["algo.ent_coef=.inf"], ["league.magnet={kind: moving, kl_coef: 0.1}"]):
         yield Case(CHANNEL, f"league config: {' '.join(overrides)}", smoke(*overrides))
 
     folder = tmp / "configs"
