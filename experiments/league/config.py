@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 
 from experiments.common.settings import (
     MAX_LEAGUE_MEMORY_BYTES,
+    MAX_N_ENVS,
     MAX_ROLLOUT_STEPS,
     MAX_SNAPSHOTS,
     ExperimentBase,
@@ -38,6 +39,25 @@ class MagnetConfig(_Strict):
                                "magnet")
     ema_rate: float = Field(default=0.05, gt=0, le=1, description="ema: how far the magnet moves toward the actor "
                             "at a refresh (magnet += ema_rate x (actor - magnet))")
+
+
+class ExploiterConfig(_Strict):
+    """A main exploiter (AlphaStar's league, Vinyals et al. 2019): a second learner that trains
+    only against the current main policy, on `n_envs` games of its own per iteration (`algo`'s
+    PPO, constant entropy weight, no magnet), and whose snapshots join the main policy's snapshot
+    pool every `snapshot_every` iterations, so that the main policy learns to answer what exploits
+    it. Every `reset_every` iterations it starts again, from the main policy's current weights
+    (`reset_to: main`) or from fresh ones (`fresh`), with fresh Adam statistics. Its env steps
+    count toward `total_timesteps`."""
+
+    n_envs: int = Field(gt=0, le=MAX_N_ENVS, description="games the exploiter plays at once, all against the current "
+                        "main policy")
+    snapshot_every: int = Field(default=10, gt=0, le=1_000_000, description="iterations between the exploiter's "
+                                "snapshots joining the pool")
+    reset_every: int | None = Field(default=None, gt=0, le=1_000_000, description="iterations between restarts of the "
+                                    "exploiter; None: it never restarts")
+    reset_to: Literal["main", "fresh"] = Field(default="main", description="what the exploiter starts from, at the "
+                                               "start and at every reset: the main policy's weights or fresh ones")
 
 
 class LeagueConfig(_Strict):
@@ -91,6 +111,8 @@ class LeagueConfig(_Strict):
     ent_coef_final: float | None = Field(
         default=None, ge=0, le=1e3, description="the entropy bonus's weight at the last PPO iteration, reached "
         "linearly from algo.ent_coef; None: algo.ent_coef throughout")
+    exploiter: ExploiterConfig | None = Field(default=None, description="a main exploiter whose snapshots join the "
+                                              "pool; None: none, as before")
     devices: int = Field(
         default=1, ge=1, le=MAX_DEVICES, description="JAX devices the league trains on, data parallel "
         "(docs/SCALING.md): each plays n_envs / devices games, its share of every block of the mixture, and "
@@ -102,6 +124,17 @@ class LeagueConfig(_Strict):
 class LeagueExperiment(ExperimentBase):
     backend: Literal["league"] = Field(description="jitted PPO on the batch engine against a league")
     league: LeagueConfig
+
+    @property
+    def steps_per_iteration(self) -> int:
+        """Env steps of one iteration: the main policy's games and the exploiter's."""
+        exploiter = self.league.exploiter
+        return (self.n_envs + (exploiter.n_envs if exploiter is not None else 0)) * self.algo.n_steps
+
+    @property
+    def iterations(self) -> int:
+        """Iterations of the whole run (the last one may pass total_timesteps)."""
+        return -(-self.total_timesteps // self.steps_per_iteration)
 
     @model_validator(mode="after")
     def _league_fits(self) -> LeagueExperiment:
@@ -128,11 +161,13 @@ class LeagueExperiment(ExperimentBase):
             raise ValueError(f"league.decision_share: {league.decision_share} x algo.batch_size "
                              f"{self.algo.batch_size} leaves minibatches of fewer than 2 decisions "
                              "(their normalised advantage is NaN)")
-        iterations = -(-self.total_timesteps // rollout)
+        if league.exploiter is not None:
+            check_exploiter(self)
+        iterations = self.iterations
         if league.critic_warmup >= iterations:
             raise ValueError(f"league.critic_warmup: {league.critic_warmup} warm-up iterations leave no PPO iteration "
-                             f"of the run's {iterations} (total_timesteps {self.total_timesteps:,} at {rollout:,} env "
-                             "steps per iteration)")
+                             f"of the run's {iterations} (total_timesteps {self.total_timesteps:,} at "
+                             f"{self.steps_per_iteration:,} env steps per iteration)")
         blocks = split_rows(self.n_envs, league.selfplay_weight, league.snapshot_weight, league.snapshot_slots,
                             [o.weight for o in self.opponents])
         if league.devices > 1:
@@ -144,6 +179,26 @@ class LeagueExperiment(ExperimentBase):
                              f"{league.snapshot_pool}, algo.net_arch {self.algo.net_arch}), over the limit of "
                              f"{MAX_LEAGUE_MEMORY_BYTES / 2**30:.0f} GiB")
         return self
+
+
+def check_exploiter(config: LeagueExperiment) -> None:
+    """ValueError, one line, unless the exploiter has a main policy to exploit and to feed: the
+    main policy must play snapshots (the exploiter's reach it only through the pool), and the
+    exploiter's rollout must split into whole minibatches; on one device only."""
+    league, exploiter = config.league, config.league.exploiter
+    assert exploiter is not None
+    if league.snapshot_weight == 0:
+        raise ValueError("league.exploiter: the main policy plays the exploiter's snapshots only through the snapshot "
+                         "pool; give league.snapshot_weight a positive weight")
+    rollout = exploiter.n_envs * config.algo.n_steps
+    if rollout > MAX_ROLLOUT_STEPS:
+        raise ValueError(f"league.exploiter.n_envs x algo.n_steps = {rollout:,} env steps per rollout is over the "
+                         f"limit of {MAX_ROLLOUT_STEPS:,}")
+    if rollout % config.algo.batch_size:
+        raise ValueError(f"league.exploiter.n_envs: its rollout of n_envs x n_steps = {rollout} steps does not split "
+                         f"into minibatches of algo.batch_size {config.algo.batch_size}")
+    if league.devices > 1:
+        raise ValueError("league.exploiter: an exploiter trains on one device; set league.devices to 1")
 
 
 def check_devices_split(config: LeagueExperiment, blocks: list) -> None:
@@ -222,13 +277,15 @@ def league_memory_bytes(config: LeagueExperiment) -> int:
     obs, actions = ObservationLayout(rules).size, rules.codec.size
     critic_in = 2 * obs if league.privileged_critic else obs
     transition = 4 * critic_in + actions + 4 * 4 + 2 + 2 * 4
-    rollout = config.n_envs * config.algo.n_steps * transition
-    environments = 2 * config.n_envs * (4 * obs + actions)
+    games = config.n_envs + (league.exploiter.n_envs if league.exploiter is not None else 0)
+    rollout = games * config.algo.n_steps * transition
+    environments = 2 * games * (4 * obs + actions)
 
     def mlp(sizes: list[int]) -> int:
         return sum((a + 1) * b for a, b in zip(sizes[:-1], sizes[1:]))
 
     hidden = list(config.algo.net_arch)
     params = mlp([obs, *hidden, actions]) + mlp([critic_in, *hidden, 1])
-    return rollout + environments + 4 * params * (4 + league.snapshot_pool)
+    learners = 2 if league.exploiter is not None else 1  # each: params, gradient, Adam's two moments
+    return rollout + environments + 4 * params * (4 * learners + league.snapshot_pool)
 

@@ -69,7 +69,7 @@ def ppo_settings(config: LeagueExperiment) -> PPOSettings:
     """The PPO settings of a league config; `anneal_lr` decays the rate over the PPO iterations
     (those after `league.critic_warmup`)."""
     algo = config.algo
-    iterations = -(-config.total_timesteps // (config.n_envs * algo.n_steps)) - config.league.critic_warmup
+    iterations = config.iterations - config.league.critic_warmup
     updates = iterations * algo.n_epochs * (config.n_envs * algo.n_steps // algo.batch_size)
     return PPOSettings(
         n_envs=config.n_envs, n_steps=algo.n_steps, minibatch_size=algo.batch_size, n_epochs=algo.n_epochs,
@@ -93,20 +93,20 @@ def coefficients(config: LeagueExperiment, iteration: int) -> Coefficients:
     """The entropy and KL weights of iteration `iteration` (0-based): their schedules run over
     the PPO iterations, after the critic's warm-up; the last PPO iteration has the final values."""
     league = config.league
-    iterations = -(-config.total_timesteps // (config.n_envs * config.algo.n_steps))
-    step, steps = max(iteration - league.critic_warmup, 0), iterations - league.critic_warmup - 1
+    step, steps = max(iteration - league.critic_warmup, 0), config.iterations - league.critic_warmup - 1
     magnet = league.magnet
     kl = 0.0 if magnet is None else linear(magnet.kl_coef, magnet.kl_coef_final, step, steps)
     return Coefficients.of(linear(config.algo.ent_coef, league.ent_coef_final, step, steps), kl)
 
 
-def decision_slots(config: LeagueExperiment) -> int:
+def decision_slots(config: LeagueExperiment, n_envs: int | None = None) -> int:
     """The update's slots for the learner's decisions (`league.decision_share` of every minibatch,
-    rounded up); 0 for a share of 1 (the update reads every env step)."""
+    rounded up) in a rollout of `n_envs` games (the config's by default); 0 for a share of 1
+    (the update reads every env step)."""
     share = config.league.decision_share
     if share >= 1:
         return 0
-    minibatches = config.n_envs * config.algo.n_steps // config.algo.batch_size
+    minibatches = (n_envs or config.n_envs) * config.algo.n_steps // config.algo.batch_size
     return minibatches * math.ceil(share * config.algo.batch_size)
 
 
@@ -137,6 +137,32 @@ def build(config: LeagueExperiment, critic_only: bool = False) -> tuple[Any, PPO
                                         _FAST_COMPILE if config.league.fast_compile else None, critic_only=critic_only,
                                         mesh=mesh)
     return env, settings, _COMPILED[key]
+
+
+def exploiter_settings(config: LeagueExperiment) -> PPOSettings:
+    """The exploiter's PPO: `algo`'s, on its own games, at a constant rate, entropy weight and
+    without a magnet (it best-responds; `league.exploiter`)."""
+    exploiter = config.league.exploiter
+    assert exploiter is not None
+    return dataclasses.replace(ppo_settings(config), n_envs=exploiter.n_envs, anneal_updates=0, magnet="none",
+                               decision_slots=decision_slots(config, exploiter.n_envs))
+
+
+def build_exploiter(config: LeagueExperiment) -> Any:
+    """The exploiter's jitted iteration: every one of its games against the current main policy,
+    given as a one-snapshot pool (`ppo.make_iteration` with a single snapshot block)."""
+    from tacocat_env.batch import TacocatBatch
+
+    env = TacocatBatch(config.rules_config)
+    settings = exploiter_settings(config)
+    blocks = (Block("snapshot", 0, 0, settings.n_envs),)
+    key = (json.dumps(config.rules_config.canonical_dict(), sort_keys=True), settings, blocks, "exploiter",
+           config.league.fast_compile)
+    if key not in _COMPILED:
+        scale = input_scale(compile_rules(env.config))
+        _COMPILED[key] = make_iteration(env, settings, blocks, [], scale,
+                                        _FAST_COMPILE if config.league.fast_compile else None)
+    return _COMPILED[key]
 
 
 def placement_of(config: LeagueExperiment) -> Placement | None:
@@ -247,14 +273,16 @@ class LeagueState(BaseModel):
         """RunDirError naming `path` unless this state is one that `config`'s run reaches at the
         marker's iteration."""
         league = config.league
-        per_iteration = config.n_envs * config.algo.n_steps
-        last = -(-config.total_timesteps // per_iteration) * per_iteration
+        per_iteration = config.steps_per_iteration
+        last = config.iterations * per_iteration
         timesteps, iteration = marker.timesteps, marker.iteration
         problems = []
         if not (per_iteration <= timesteps <= last and timesteps == iteration * per_iteration):
             problems.append(f"timesteps {timesteps} at iteration {iteration} is not a point of this run "
                             f"({per_iteration} env steps per iteration, at most {last})")
         snapshots, size = 1 + iteration // league.snapshot_every, league.snapshot_pool
+        if league.exploiter is not None:
+            snapshots += iteration // league.exploiter.snapshot_every
         book = self.pool
         if (book.filled, book.next_slot) != (min(snapshots, size), snapshots % size):
             problems.append(f"pool.filled and pool.next_slot must be {min(snapshots, size)} and {snapshots % size} "
@@ -323,18 +351,36 @@ def _check_runner(runner: Runner, critic_opt: Any, env: Any, config: LeagueExper
     critic's warm-up, the warm-up's during it) and second moments, and environments whose
     observation and mask are what the engine computes from their rules fields
     (`tacocat_env.batch.convert.rebuild`)."""
-    from tacocat_env.batch.convert import rebuild
-
-    seat, floor = np.asarray(runner.seat), np.asarray(runner.floor)
-    if not np.isin(seat, (0, 1)).all():
-        raise RunDirError(f"{path}: the learner's seats must be 0 or 1")
-    if floor.min() < 0 or floor.max() > max(config.rules_config.values):
-        raise RunDirError(f"{path}: the failed-answer floors must be card values")
     per_iteration = config.algo.n_epochs * (config.n_envs * config.algo.n_steps // config.algo.batch_size)
     warmup = min(iteration, config.league.critic_warmup)
     _check_optimizer(runner.opt_state, (iteration - warmup) * per_iteration, "optimizer", iteration, path)
     if critic_opt is not None:
         _check_optimizer(critic_opt, warmup * per_iteration, "critic warm-up optimizer", iteration, path)
+    _check_rows(runner, env, config, path, "learner")
+
+
+def _check_exploiter(runner: Runner, env: Any, config: LeagueExperiment, iteration: int, path: Path) -> None:
+    """RunDirError naming `path` unless the restored exploiter is one the run can have reached:
+    its optimizer has made the updates since its last reset, and its rows are valid."""
+    exploiter = config.league.exploiter
+    assert exploiter is not None
+    per_iteration = config.algo.n_epochs * (exploiter.n_envs * config.algo.n_steps // config.algo.batch_size)
+    since_reset = iteration % exploiter.reset_every if exploiter.reset_every else iteration
+    _check_optimizer(runner.opt_state, since_reset * per_iteration, "exploiter's optimizer", iteration, path)
+    _check_rows(runner, env, config, path, "exploiter")
+
+
+def _check_rows(runner: Runner, env: Any, config: LeagueExperiment, path: Path, who: str) -> None:
+    """RunDirError naming `path` unless a runner's per-row fields are valid: seats, failed-answer
+    floors, and environments whose observation and mask are what the engine computes from their
+    rules fields."""
+    from tacocat_env.batch.convert import rebuild
+
+    seat, floor = np.asarray(runner.seat), np.asarray(runner.floor)
+    if not np.isin(seat, (0, 1)).all():
+        raise RunDirError(f"{path}: the {who}'s seats must be 0 or 1")
+    if floor.min() < 0 or floor.max() > max(config.rules_config.values):
+        raise RunDirError(f"{path}: the failed-answer floors must be card values")
     state = runner.env_state
     derived = ("observation", "legal_action_mask", "terminated", "truncated", "rewards")
     fields = {f.name: np.asarray(getattr(state, f.name)) for f in dataclasses.fields(state) if f.name not in derived}
@@ -403,8 +449,16 @@ class LeagueTrainer:
         self.pool = SnapshotPool(runner.params, self.league.snapshot_pool)
         self.pool.arrays = self._on_devices(self.pool.arrays)
         self.runner = self._runner_on_devices(runner)
+        #: the main exploiter (`league.exploiter`): its iteration and its runner (None without one)
+        self.exploiter_fn, self.exploiter = None, None
+        if self.league.exploiter is not None:
+            self.exploiter_fn = build_exploiter(config)
+            self.exploiter_settings = exploiter_settings(config)
+            fresh = init_runner(self.env, self.exploiter_settings, jax.random.fold_in(jax.random.key(config.seed), 1))
+            self.exploiter = self._exploiter_restarted(fresh, 0)
+            self.progress_fields = (*self.progress_fields, "exploiter_games", "exploiter_win_rate")
         self.rng = np.random.default_rng(config.seed)
-        self.per_iteration = self.settings.n_envs * self.settings.n_steps
+        self.per_iteration = config.steps_per_iteration
         self.iteration = 0
 
     @property
@@ -438,8 +492,30 @@ class LeagueTrainer:
         """The learner's parameters, on the host when they live on several devices."""
         return self._on_host(self.runner.params) if self.placement is not None else self.runner.params
 
+    # -- the main exploiter (league.exploiter) -------------------------------------------
+    def _exploiter_restarted(self, exploiter: Runner, restart: int) -> Runner:
+        """The exploiter at its start (`restart` 0) and at each reset: the main policy's current
+        weights or fresh ones (drawn from the seed and the restart's number), fresh Adam
+        statistics; its games go on."""
+        config = self.config
+        if config.league.exploiter.reset_to == "main":
+            params = self.params()
+        else:
+            key = jax.random.fold_in(jax.random.fold_in(jax.random.key(config.seed), 2), restart)
+            params = init_runner(self.env, self.exploiter_settings, key).params
+        return exploiter._replace(params=params, opt_state=make_optimizer(self.exploiter_settings).init(params))
+
+    def _train_exploiter(self) -> dict[str, Any]:
+        """One exploiter iteration, every game against the main policy as it is now."""
+        main = jax.tree.map(lambda x: x[None], self.params())
+        coefs = Coefficients.of(self.config.algo.ent_coef, 0.0)
+        self.exploiter, metrics = self.exploiter_fn(self.exploiter, main, jnp.zeros(1, jnp.int32), coefs)
+        games, wins = jax.device_get((metrics["games_per_row"], metrics["wins_per_row"]))
+        return {"exploiter_games": int(games.sum()), "exploiter_win_rate": float(wins.sum() / max(games.sum(), 1))}
+
     def iterate(self) -> dict[str, Any]:
         league, pool = self.league, self.pool
+        exploiter_row = self._train_exploiter() if self.exploiter is not None else {}
         snapshot_ids = pool.draw(self.rng, league.snapshot_slots, league.sampling, league.pfsp_power)
         warming = self.iteration < league.critic_warmup
         ids = self._on_devices(jnp.asarray(snapshot_ids))
@@ -459,6 +535,12 @@ class LeagueTrainer:
         pool.record(self.blocks, snapshot_ids, games, wins)
         if self.iteration % league.snapshot_every == 0:
             pool.add(self.runner.params)
+        exploiter = league.exploiter
+        if exploiter is not None:
+            if self.iteration % exploiter.snapshot_every == 0:
+                pool.add(self.exploiter.params)
+            if exploiter.reset_every and self.iteration % exploiter.reset_every == 0:
+                self.exploiter = self._exploiter_restarted(self.exploiter, self.iteration // exploiter.reset_every)
         row = {"learner_steps": int(metrics["learner_steps"]), "decisions_dropped": int(metrics["decisions_dropped"]),
                "games": int(games.sum()), "learner_win_rate": float(wins.sum() / max(games.sum(), 1)),
                "pool_size": pool.filled,
@@ -467,14 +549,16 @@ class LeagueTrainer:
             row["magnet_kl"] = float(metrics["magnet_kl"])
         if league.critic_warmup:
             row["critic_warmup"] = int(warming)
-        return row
+        return {**row, **exploiter_row}
 
     # -- checkpoints ----------------------------------------------------------------------
     def _state(self) -> tuple:
         """The arrays a checkpoint holds: the runner, the pool and, with a critic warm-up, its
-        optimizer state."""
+        optimizer state, and with an exploiter, its runner."""
         state = (self._runner_on_host(), self._on_host(self.pool.arrays))
-        return state if self.critic_opt is None else (*state, self._on_host(self.critic_opt))
+        if self.critic_opt is not None:
+            state = (*state, self._on_host(self.critic_opt))
+        return state if self.exploiter is None else (*state, self.exploiter)
 
     def save(self, folder: Path | None) -> dict[str, Any]:
         """The checkpoint into `folder`; None on a process that does not write the run (a
@@ -495,10 +579,15 @@ class LeagueTrainer:
         state.check_against(self.config, marker, path)
         leaves, treedef = jax.tree.flatten(_plain(self._state()))
         loaded = _read_arrays(folder / ARRAYS, [np.asarray(x) for x in leaves])
-        runner, arrays, *critic_opt = jax.tree.unflatten(treedef, [jnp.asarray(x) for x in loaded])
+        runner, arrays, *rest = jax.tree.unflatten(treedef, [jnp.asarray(x) for x in loaded])
         runner = runner._replace(key=jax.random.wrap_key_data(runner.key))
-        critic_opt = critic_opt[0] if critic_opt else None
+        critic_opt = rest.pop(0) if self.critic_opt is not None else None
+        exploiter = rest.pop(0) if self.exploiter is not None else None
         _check_runner(runner, critic_opt, self.env, self.config, marker.iteration, folder / ARRAYS)
+        if exploiter is not None:
+            exploiter = exploiter._replace(key=jax.random.wrap_key_data(exploiter.key))
+            _check_exploiter(exploiter, self.env, self.config, marker.iteration, folder / ARRAYS)
+            self.exploiter = exploiter
         self.runner, self.iteration = self._runner_on_devices(runner), marker.iteration
         self.critic_opt = None if critic_opt is None else self._on_devices(critic_opt)
         self.pool.restore(self._on_devices(arrays), state.pool.model_dump())

@@ -216,7 +216,12 @@ def config_cases(tmp: Path) -> Iterator[Case]:
                       ["league.magnet={kind: uniform, kl_coef: -0.1}"], ["league.magnet={kind: ema, kl_coef: .inf}"],
                       ["league.magnet={kind: ema, kl_coef: 0.1, refresh_every: 0}"],
                       ["league.magnet={kind: ema, kl_coef: 0.1, ema_rate: .nan}"], ["league.ent_coef_final=-1"],
-                      ["algo.ent_coef=.inf"], ["league.magnet={kind: moving, kl_coef: 0.1}"]):
+                      ["algo.ent_coef=.inf"], ["league.magnet={kind: moving, kl_coef: 0.1}"],
+                      # the main exploiter: without a main policy that plays its snapshots, a rollout that
+                      # does not split, a snapshot or reset interval of 0
+                      ["league.snapshot_weight=0", "league.exploiter={n_envs: 16}"], ["league.exploiter={n_envs: 12}"],
+                      ["league.exploiter={n_envs: 16, snapshot_every: 0}"],
+                      ["league.exploiter={n_envs: 16, reset_every: 0}"], ["league.exploiter={n_envs: 1000000}"]):
         yield Case(CHANNEL, f"league config: {' '.join(overrides)}", smoke(*overrides))
 
     folder = tmp / "configs"
