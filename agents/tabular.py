@@ -27,6 +27,7 @@ not depend on which history represents an information state.
 
 from __future__ import annotations
 
+import weakref
 import zlib
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
@@ -49,6 +50,10 @@ if TYPE_CHECKING:
 
 #: the agents played by a batched forward pass of their network
 NETWORK_AGENTS = (MLPPolicyAgent, PPOAgent)
+#: the last observations computed on each tree (rows, array), kept while the tree lives: a run
+#: with `eval.nash_conv` tabulates its network on the same tree at every evaluation, and the
+#: observations (a walk of the tree in Python) cost far more than the forward pass
+_OBSERVATIONS: weakref.WeakKeyDictionary[GameTree, tuple[bytes, np.ndarray]] = weakref.WeakKeyDictionary()
 
 
 def prepare_agent(spec: str | Agent, rules: RulesConfig) -> Agent:
@@ -162,12 +167,19 @@ def _python_rows(tree: GameTree, agent: Agent, rows: np.ndarray, draws: range, p
 
 def observations(tree: GameTree, rows: np.ndarray, progress: bool = False) -> np.ndarray:
     """The observation vector (`tacocat_env.observation.encode`, float32) of the player to act
-    at the representative history of each information state of `rows`, in that order."""
+    at the representative history of each information state of `rows`, in that order; read-only,
+    and the same array again when asked for the same rows of the same tree (`_OBSERVATIONS`)."""
+    key = np.asarray(rows, dtype=np.int64).tobytes()
+    cached = _OBSERVATIONS.get(tree)
+    if cached is not None and cached[0] == key:
+        return cached[1]
     size = ObservationLayout(compile_rules(tree.rules)).size
     out = np.zeros((rows.size, size), dtype=np.float32)
     position = {int(i): k for k, i in enumerate(rows)}
     for infoset, state in _representatives(tree, rows, progress, "observations"):
         out[position[infoset]] = encode(state.engine, int(tree.infoset_player[infoset]))
+    out.setflags(write=False)
+    _OBSERVATIONS[tree] = (key, out)
     return out
 
 
@@ -184,7 +196,7 @@ def _network_rows(tree: GameTree, agent: Agent, rows: np.ndarray, sampling: bool
         z = np.where(mask, scores - np.where(mask, scores, -np.inf).max(axis=1, keepdims=True), -np.inf)
         probs = np.exp(z)
     else:
-        probs = scores = _sb3_probabilities(agent, obs, mask)
+        probs = scores = _sb3_probabilities(agent, obs.copy(), mask)  # torch wants a writable array
     columns = np.maximum(legal, 0)
     if sampling:
         out = np.where(legal >= 0, np.take_along_axis(probs, columns, axis=1), 0.0)

@@ -14,6 +14,7 @@ here. The trees are enumerated once per process (tests/preset_trees.py).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import zipfile
 from pathlib import Path
@@ -380,3 +381,20 @@ def test_the_exact_report_refuses_bad_input_before_enumerating(monkeypatch: pyte
         exact_report(spec, preset, **options)
     assert message in one_line(excinfo)
     assert not tree_cache.exists()  # nothing written
+
+
+def test_a_trees_observations_are_computed_once_and_cannot_be_changed() -> None:
+    """A run evaluating `eval.nash_conv` tabulates its network on the same tree every time: the
+    observations of the same rows come back as the same read-only array, those of other rows
+    are computed for them, and both equal the encoding of each row's representative history."""
+    t = preset_tree("tiny")
+    rows = np.flatnonzero(t.infoset_player == 0)
+    first = observations(t, rows)
+    assert observations(t, rows.copy()) is first
+    with pytest.raises(ValueError, match="read-only"):
+        first[0, 0] = 1.0
+    others = observations(t, rows[:5])
+    assert others is not first and others.shape == (5, first.shape[1])
+    np.testing.assert_array_equal(others, first[:5])
+    fresh = GameTree(**{f.name: getattr(t, f.name) for f in dataclasses.fields(t)})
+    np.testing.assert_array_equal(observations(fresh, rows), first)  # another tree: computed anew, the same
