@@ -36,6 +36,10 @@ PLOT = ROOT / "docs" / "img" / "equilibrium_{preset}.png"
 METHODS: dict[str, list[str]] = {
     "league_ppo": [],                              # today's league: self-play, snapshots, counter
     "ppo_high_entropy": ["algo.ent_coef=0.05"],    # Rudolph et al. (ICLR 2026): 0.05-0.1 among the best
+    # MMD (Sokota et al., ICLR 2023): PPO plus a KL pull toward a slowly moving magnet
+    "mmd": ["league.magnet={kind: ema, kl_coef: 0.05, refresh_every: 1, ema_rate: 0.05}"],
+    # AlphaStar's main exploiter: trained against the current policy only, its snapshots in the pool
+    "league_exploiters": ["league.exploiter={n_envs: 128, snapshot_every: 5, reset_every: 25}"],
 }
 
 
