@@ -49,6 +49,10 @@ from tacocat_env.batch.rollout import pick_by_logits
 
 @dataclass(frozen=True)
 class PPOSettings:
+    """What the compiled iteration is built for. The entropy and KL weights are not among them:
+    they come with each call (`Coefficients`), so runs that differ only in them share one
+    compilation."""
+
     n_envs: int
     n_steps: int
     minibatch_size: int
@@ -57,7 +61,6 @@ class PPOSettings:
     gamma: float
     gae_lambda: float
     clip_range: float
-    ent_coef: float
     vf_coef: float
     max_grad_norm: float
     hidden: tuple[int, ...]

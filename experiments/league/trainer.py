@@ -74,7 +74,7 @@ def ppo_settings(config: LeagueExperiment) -> PPOSettings:
     return PPOSettings(
         n_envs=config.n_envs, n_steps=algo.n_steps, minibatch_size=algo.batch_size, n_epochs=algo.n_epochs,
         learning_rate=algo.learning_rate, gamma=algo.gamma, gae_lambda=algo.gae_lambda, clip_range=algo.clip_range,
-        ent_coef=algo.ent_coef, vf_coef=algo.vf_coef, max_grad_norm=algo.max_grad_norm,
+        vf_coef=algo.vf_coef, max_grad_norm=algo.max_grad_norm,
         hidden=tuple(algo.net_arch), activation=algo.activation, learner_seat=config.learner_seat,
         anneal_updates=updates if config.league.anneal_lr else 0, privileged_critic=config.league.privileged_critic,
         decision_slots=decision_slots(config),
