@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -117,6 +118,22 @@ def render(results: dict[str, Any]) -> str:
     hit = first_below(cfr, target)
     lines.append(f"| CFR+ | – | {cfr[-1]['nash_conv']:.2e} after {cfr[-1]['iterations']} iterations | – | "
                  + (f"{hit['seconds']:.2f} |" if hit else "not reached |"))
+    return "\n".join([*lines, "", summary(results)])
+
+
+def summary(results: dict[str, Any]) -> str:
+    """Per method, over its seeds: the runs under the target, the NashConv at the end (median and
+    range) and the mean NashConv of each run's second half of evaluations (the curves are not
+    monotone, so the end point alone is noisy), median and range."""
+    lines = ["| method | seeds under the target | NashConv at the end: median [min, max] | "
+             "mean of the second half: median [min, max] |", "|---|---|---|---|"]
+    for method in dict.fromkeys(r["method"] for r in results["runs"]):
+        runs = [r for r in results["runs"] if r["method"] == method]
+        ends = [r["curve"][-1]["nash_conv"] for r in runs]
+        halves = [statistics.fmean(p["nash_conv"] for p in r["curve"][len(r["curve"]) // 2:]) for r in runs]
+        under = sum(first_below(r["curve"], results["target"]) is not None for r in runs)
+        lines.append(f"| {method} | {under} of {len(runs)} | {statistics.median(ends):.4f} [{min(ends):.4f}, "
+                     f"{max(ends):.4f}] | {statistics.median(halves):.4f} [{min(halves):.4f}, {max(halves):.4f}] |")
     return "\n".join(lines)
 
 

@@ -35,5 +35,8 @@ def test_the_table_says_where_each_run_reached_the_target(tmp_path: Path) -> Non
     assert "| league_ppo | 0 | 0.0600 | 2,000 | 20 |" in table  # the first point under the target
     assert "| ppo_high_entropy | 0 | 0.2000 | not reached | – |" in table
     assert "| CFR+ | – | 1.00e-02 after 2 iterations | – | 1.50 |" in table
+    # per method: runs under the target, the end's median and range, the second half's mean
+    assert "| league_ppo | 1 of 1 | 0.0600 [0.0600, 0.0600] | 0.0500 [0.0500, 0.0500] |" in table
+    assert "| ppo_high_entropy | 0 of 1 | 0.2000 [0.2000, 0.2000] | 0.2000 [0.2000, 0.2000] |" in table
     equilibrium.plot(results, tmp_path / "curve.png")
     assert (tmp_path / "curve.png").read_bytes()[:4] == b"\x89PNG"
