@@ -186,11 +186,13 @@ def main() -> None:
         from tacocat_env.presets import preset_config
         from tacocat_env.stamp import stamp
 
-        results = run(args.preset, methods, args.seeds, args.steps, args.every, args.cfr_seconds, args.target)
-        info = {**stamp(preset_config(args.preset)), "load_average": load_average(),
+        # stamped before the runs: the commit that trained them, even if one lands meanwhile
+        info = {**stamp(preset_config(args.preset)),
                 "command": "python -m benchmarks.equilibrium " + " ".join(
                     f"--{k.replace('_', '-')} {' '.join(map(str, v)) if isinstance(v, list) else v}"
                     for k, v in vars(args).items() if k not in ("write", "from_json"))}
+        results = run(args.preset, methods, args.seeds, args.steps, args.every, args.cfr_seconds, args.target)
+        info["load_average"] = load_average()
     print(render(results))
     print(f"\n{info.get('command', '')} at {info.get('commit', '?')}, load {info.get('load_average', '?')}")
     if args.write and not args.from_json:
