@@ -19,9 +19,9 @@ from experiments.common.config import load_experiment
 from experiments.common.config_files import one_line
 
 ROOT = Path(__file__).resolve().parents[1]
+#: league_smoke.yaml as it is: its iteration is compiled once per test run (the XLA cache of
+#: tests/conftest.py) and shared with the other tests that train it
 SMOKE = ROOT / "experiments" / "configs" / "league_smoke.yaml"
-#: league_smoke.yaml with one fixed opponent (highcard compiles fastest)
-FAST = ["opponents=[{agent: highcard, weight: 1.0}]"]
 
 
 def test_the_kl_and_its_gradient_on_a_hand_computed_case() -> None:
@@ -62,7 +62,7 @@ def test_the_uniform_magnets_kl_is_log_legal_actions_minus_the_entropy() -> None
 def _trained(overrides: list[str], iterations: int = 2) -> object:
     from experiments.league.trainer import LeagueTrainer
 
-    trainer = LeagueTrainer(load_experiment(SMOKE, overrides=[*FAST, *overrides]))
+    trainer = LeagueTrainer(load_experiment(SMOKE, overrides=list(overrides)))
     trainer.rows = [trainer.iterate() for _ in range(iterations)]
     return trainer
 
@@ -88,7 +88,7 @@ def test_a_uniform_magnet_trains_what_the_same_entropy_bonus_trains() -> None:
 def test_the_ema_magnet_moves_toward_the_actor_at_each_refresh() -> None:
     from experiments.league.trainer import LeagueTrainer
 
-    config = load_experiment(SMOKE, overrides=[*FAST, "league.magnet={kind: ema, kl_coef: 0.5, refresh_every: 2, "
+    config = load_experiment(SMOKE, overrides=["league.magnet={kind: ema, kl_coef: 0.5, refresh_every: 2, "
                                                       "ema_rate: 0.25}"])
     trainer = LeagueTrainer(config)
     start = trainer.runner.magnet
@@ -106,12 +106,12 @@ def test_the_coefficients_follow_their_linear_schedules_over_the_ppo_iterations(
     from experiments.league.trainer import coefficients
 
     # 6 iterations of 256 env steps, the first 2 the critic's warm-up: PPO iterations 2..5
-    config = load_experiment(SMOKE, overrides=[*FAST, "total_timesteps=1536", "league.critic_warmup=2",
+    config = load_experiment(SMOKE, overrides=["total_timesteps=1536", "league.critic_warmup=2",
                                                "algo.ent_coef=0.1", "league.ent_coef_final=0.04",
                                                "league.magnet={kind: uniform, kl_coef: 0.3, kl_coef_final: 0.0}"])
     got = [tuple(round(float(x), 6) for x in coefficients(config, i)) for i in range(6)]
     assert got == [(0.1, 0.3), (0.1, 0.3), (0.1, 0.3), (0.08, 0.2), (0.06, 0.1), (0.04, 0.0)]
-    plain = load_experiment(SMOKE, overrides=FAST)
+    plain = load_experiment(SMOKE, )
     assert [(float(c.ent_coef), float(c.kl_coef)) for c in map(lambda i: coefficients(plain, i), range(3))] == [
         (pytest.approx(0.01), 0.0)] * 3
 
@@ -122,7 +122,7 @@ def test_a_run_with_an_ema_magnet_resumes_bit_for_bit(tmp_path: Path) -> None:
     from experiments.common.loop import train
 
     magnet = "league.magnet={kind: ema, kl_coef: 0.2, refresh_every: 1, ema_rate: 0.5}"
-    config = load_experiment(SMOKE, overrides=[*FAST, magnet, f"run_root={tmp_path / 'runs'}"])
+    config = load_experiment(SMOKE, overrides=[magnet, f"run_root={tmp_path / 'runs'}"])
     whole = train(config, progress=False).run_dir
     killed = tmp_path / "killed"
     shutil.copytree(whole, killed)
