@@ -240,3 +240,26 @@ class LastLegalAgent(Agent):
 
     def act(self, inp: AgentInput) -> int:
         return inp.legal_actions[-1]
+
+
+# ---------------------------------------------------------------------------------------
+# training runs
+# ---------------------------------------------------------------------------------------
+def killed_copy(run_dir: Path, destination: Path, last_checkpoint: str) -> Path:
+    """A copy of a finished league run at `destination` as a kill after its checkpoint before
+    `last_checkpoint` leaves it: that checkpoint (e.g. "ckpt_768"), final.json and policy.npz
+    never written. Resuming it must reach the finished run's policy."""
+    import shutil
+
+    shutil.copytree(run_dir, destination)
+    shutil.rmtree(destination / "checkpoints" / last_checkpoint)
+    for path in [destination / "checkpoints" / f"{last_checkpoint}.json", destination / "final.json",
+                 destination / "policy.npz"]:
+        path.unlink()
+    return destination
+
+
+def same_policy_files(a: Path, b: Path) -> bool:
+    """Whether two policy files hold the same arrays (their metadata aside)."""
+    with np.load(a) as x, np.load(b) as y:
+        return x.files == y.files and all(np.array_equal(x[k], y[k]) for k in x.files if k != "metadata")

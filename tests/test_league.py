@@ -8,7 +8,6 @@ tests that need a trained policy."""
 from __future__ import annotations
 
 import json
-import shutil
 from typing import Any
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from experiments.cli import app
 from experiments.common.config import load_experiment
 from tacocat_env import RulesConfig, new_game
 from tacocat_env.ruleset import compile_rules
-from conftest import resample_hidden, sample_states
+from conftest import killed_copy, resample_hidden, same_policy_files, sample_states
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "experiments" / "configs" / "league_smoke.yaml"
@@ -212,18 +211,11 @@ def test_resume_after_a_kill_continues_bit_for_bit(smoke_run: Path, tmp_path: Pa
     written) resumes to the same final policy as the run that was not interrupted."""
     from experiments.common.loop import train
 
-    killed = tmp_path / smoke_run.name
-    shutil.copytree(smoke_run, killed)
-    shutil.rmtree(killed / "checkpoints" / "ckpt_768")
-    for path in [killed / "checkpoints" / "ckpt_768.json", killed / "final.json", killed / "policy.npz"]:
-        path.unlink()
+    killed = killed_copy(smoke_run, tmp_path / smoke_run.name, "ckpt_768")
     (killed / "checkpoints" / "ckpt_1024").mkdir()
     (killed / "checkpoints" / "ckpt_1024" / "arrays.npz").write_bytes(b"half-written")  # no marker: ignored
     train(resume=killed, progress=False)
-    with np.load(smoke_run / "policy.npz") as a, np.load(killed / "policy.npz") as b:
-        for name in a.files:
-            if name != "metadata":
-                np.testing.assert_array_equal(a[name], b[name])
+    assert same_policy_files(smoke_run / "policy.npz", killed / "policy.npz")
     assert (killed / "progress.csv").read_text().count("\n") == 4
     with pytest.raises(ValueError, match="is a finished run"):
         train(resume=killed, progress=False)

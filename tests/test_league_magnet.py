@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import csv
 import math
-import shutil
 from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import killed_copy, same_policy_files
 from experiments.common.config import load_experiment
 from experiments.common.config_files import one_line
 
@@ -124,16 +124,9 @@ def test_a_run_with_an_ema_magnet_resumes_bit_for_bit(tmp_path: Path) -> None:
     magnet = "league.magnet={kind: ema, kl_coef: 0.2, refresh_every: 1, ema_rate: 0.5}"
     config = load_experiment(SMOKE, overrides=[magnet, f"run_root={tmp_path / 'runs'}"])
     whole = train(config, progress=False).run_dir
-    killed = tmp_path / "killed"
-    shutil.copytree(whole, killed)
-    shutil.rmtree(killed / "checkpoints" / "ckpt_768")
-    for path in [killed / "checkpoints" / "ckpt_768.json", killed / "final.json", killed / "policy.npz"]:
-        path.unlink()
+    killed = killed_copy(whole, tmp_path / "killed", "ckpt_768")
     train(resume=killed, progress=False)
-    with np.load(whole / "policy.npz") as a, np.load(killed / "policy.npz") as b:
-        for name in a.files:
-            if name != "metadata":
-                np.testing.assert_array_equal(a[name], b[name])
+    assert same_policy_files(whole / "policy.npz", killed / "policy.npz")
     with (whole / "progress.csv").open() as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == 3 and all(float(row["magnet_kl"]) > 0 for row in rows)

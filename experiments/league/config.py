@@ -149,13 +149,7 @@ class LeagueExperiment(ExperimentBase):
                 raise ValueError(f"opponents.{i}.agent: {err}") from None
         if self.league.init_actor is not None:
             check_init_actor(self.league.init_actor, self)
-        rollout = self.n_envs * self.algo.n_steps
-        if rollout > MAX_ROLLOUT_STEPS:
-            raise ValueError(f"n_envs x algo.n_steps = {rollout:,} env steps per rollout is over the limit of "
-                             f"{MAX_ROLLOUT_STEPS:,}")
-        if rollout % self.algo.batch_size:
-            raise ValueError(f"algo.batch_size: a rollout of n_envs x n_steps = {rollout} steps does not split into "
-                             f"minibatches of {self.algo.batch_size} (choose a divisor of {rollout})")
+        check_rollout(self, self.n_envs, "n_envs", "algo.batch_size")
         league = self.league
         if league.decision_share < 1 and math.ceil(league.decision_share * self.algo.batch_size) < 2:
             raise ValueError(f"league.decision_share: {league.decision_share} x algo.batch_size "
@@ -181,6 +175,19 @@ class LeagueExperiment(ExperimentBase):
         return self
 
 
+def check_rollout(config: LeagueExperiment, games: int, field: str, blamed: str) -> None:
+    """ValueError, one line, unless a rollout of `games` x algo.n_steps env steps (the main
+    policy's, or the exploiter's) is within the limit and splits into whole minibatches; the
+    split's message names `blamed`."""
+    rollout = games * config.algo.n_steps
+    if rollout > MAX_ROLLOUT_STEPS:
+        raise ValueError(f"{field} x algo.n_steps = {rollout:,} env steps per rollout is over the limit of "
+                         f"{MAX_ROLLOUT_STEPS:,}")
+    if rollout % config.algo.batch_size:
+        raise ValueError(f"{blamed}: a rollout of {field} x algo.n_steps = {rollout} steps does not split into "
+                         f"minibatches of {config.algo.batch_size} (algo.batch_size; choose a divisor of {rollout})")
+
+
 def check_exploiter(config: LeagueExperiment) -> None:
     """ValueError, one line, unless the exploiter has a main policy to exploit and to feed: the
     main policy must play snapshots (the exploiter's reach it only through the pool), and the
@@ -190,13 +197,7 @@ def check_exploiter(config: LeagueExperiment) -> None:
     if league.snapshot_weight == 0:
         raise ValueError("league.exploiter: the main policy plays the exploiter's snapshots only through the snapshot "
                          "pool; give league.snapshot_weight a positive weight")
-    rollout = exploiter.n_envs * config.algo.n_steps
-    if rollout > MAX_ROLLOUT_STEPS:
-        raise ValueError(f"league.exploiter.n_envs x algo.n_steps = {rollout:,} env steps per rollout is over the "
-                         f"limit of {MAX_ROLLOUT_STEPS:,}")
-    if rollout % config.algo.batch_size:
-        raise ValueError(f"league.exploiter.n_envs: its rollout of n_envs x n_steps = {rollout} steps does not split "
-                         f"into minibatches of algo.batch_size {config.algo.batch_size}")
+    check_rollout(config, exploiter.n_envs, "league.exploiter.n_envs", "league.exploiter.n_envs")
     if league.devices > 1:
         raise ValueError("league.exploiter: an exploiter trains on one device; set league.devices to 1")
 
