@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import killed_copy
 from play_positions import mixed_play_positions
 from pydantic import ValidationError
 
@@ -197,7 +198,6 @@ def test_a_warm_started_run_trains_the_critic_alone_first_and_resumes_bit_for_bi
     warm-up; a run killed in the warm-up (its checkpoint after iteration 2 restored: the loop
     keeps the newest two, one every 2 iterations) resumes to the same final policy."""
     import csv
-    import shutil
 
     from experiments.common import checkpoints
     from experiments.common.loop import train
@@ -226,12 +226,8 @@ def test_a_warm_started_run_trains_the_critic_alone_first_and_resumes_bit_for_bi
     final = make_agent(f"league:path={run_dir / 'policy.npz'}")
     assert not all(np.array_equal(w, c) for (w, _), (c, _) in zip(final.layers, make_agent("champion").layers))
 
-    killed = tmp_path / run_dir.name
-    shutil.copytree(run_dir, killed)
-    assert [p.name for p in checkpoints.markers(killed)] == ["ckpt_512.json", "ckpt_1024.json"]
-    shutil.rmtree(killed / "checkpoints" / "ckpt_1024")
-    for name in ("checkpoints/ckpt_1024.json", "final.json", "policy.npz"):
-        (killed / name).unlink()
+    assert [p.name for p in checkpoints.markers(run_dir)] == ["ckpt_512.json", "ckpt_1024.json"]
+    killed = killed_copy(run_dir, tmp_path / run_dir.name, "ckpt_1024")
     restored_at, restore = [], LeagueTrainer.restore
 
     def recorded(self: LeagueTrainer, folder: Path, marker: checkpoints.CheckpointMarker) -> None:
