@@ -62,7 +62,7 @@ def test_the_uniform_magnets_kl_is_log_legal_actions_minus_the_entropy() -> None
 def _trained(overrides: list[str], iterations: int = 2) -> object:
     from experiments.league.trainer import LeagueTrainer
 
-    trainer = LeagueTrainer(load_experiment(SMOKE, overrides=list(overrides)))
+    trainer = LeagueTrainer(load_experiment(SMOKE, overrides=overrides))
     trainer.rows = [trainer.iterate() for _ in range(iterations)]
     return trainer
 
@@ -89,7 +89,7 @@ def test_the_ema_magnet_moves_toward_the_actor_at_each_refresh() -> None:
     from experiments.league.trainer import LeagueTrainer
 
     config = load_experiment(SMOKE, overrides=["league.magnet={kind: ema, kl_coef: 0.5, refresh_every: 2, "
-                                                      "ema_rate: 0.25}"])
+                                               "ema_rate: 0.25}"])
     trainer = LeagueTrainer(config)
     start = trainer.runner.magnet
     assert _max_difference(start, trainer.runner.params["actor"]) == 0  # the magnet starts as the actor
@@ -111,8 +111,8 @@ def test_the_coefficients_follow_their_linear_schedules_over_the_ppo_iterations(
                                                "league.magnet={kind: uniform, kl_coef: 0.3, kl_coef_final: 0.0}"])
     got = [tuple(round(float(x), 6) for x in coefficients(config, i)) for i in range(6)]
     assert got == [(0.1, 0.3), (0.1, 0.3), (0.1, 0.3), (0.08, 0.2), (0.06, 0.1), (0.04, 0.0)]
-    plain = load_experiment(SMOKE, )
-    assert [(float(c.ent_coef), float(c.kl_coef)) for c in map(lambda i: coefficients(plain, i), range(3))] == [
+    plain = load_experiment(SMOKE)
+    assert [(float(c.ent_coef), float(c.kl_coef)) for c in (coefficients(plain, i) for i in range(3))] == [
         (pytest.approx(0.01), 0.0)] * 3
 
 
