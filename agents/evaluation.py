@@ -120,6 +120,21 @@ class WLD:
         return WLD(self.wins + other.wins, self.losses + other.losses, self.draws + other.draws)
 
 
+def speed_text(games_per_s: float) -> str:
+    """`games_per_s` to three significant digits: "1,234 games/s", "2.5 games/s", or, below one
+    game per second, "3.23 s/game"; "too fast to time" for a match timed at 0 s (infinite)."""
+    if math.isinf(games_per_s):
+        return "too fast to time"
+    if games_per_s >= 1:
+        return f"{_three_digits(games_per_s)} games/s"
+    return f"{_three_digits(1 / games_per_s)} s/game"
+
+
+def _three_digits(x: float) -> str:
+    """A positive number to three significant digits, without an exponent (1,234 as 1,234)."""
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+
 @dataclass
 class MatchResult:
     """The result of a duplicate match between agents A and B.
@@ -157,6 +172,12 @@ class MatchResult:
     @property
     def n_games(self) -> int:
         return 2 * self.games
+
+    @property
+    def speed(self) -> str:
+        """The match's speed in words, to three significant digits: games per second, or
+        seconds per game below one game per second."""
+        return speed_text(self.games_per_s)
 
     @property
     def a_total(self) -> WLD:

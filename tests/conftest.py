@@ -8,8 +8,11 @@ seed turned into one); nothing reads a global RNG.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -32,6 +35,35 @@ DEFAULT = RulesConfig()
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(Path(__file__).resolve().parents[1] / ".pytest_cache" / "jax"))
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.3")
 os.environ.setdefault("JAX_COMPILATION_CACHE_MAX_SIZE", str(2 * 1024**3))
+
+
+def _session_home() -> Path:
+    """The test session's own home (issue 36): a temporary folder, removed when the session
+    ends, for what the tests and the libraries they drive write under ~ (Ray's ~/ray_results,
+    which it reads from HOME alone, and ~/.ray; IPython's, Jupyter's and matplotlib's folders;
+    the exact-tree cache, `TACOCAT_CACHE`). Set before any test imports them, in the
+    environment, so pytest-xdist's workers and the subprocesses tests start share it; git keeps
+    the user's global config."""
+    inherited = os.environ.get("TACOCAT_TEST_HOME")
+    if inherited:  # a worker, or a subprocess of the session
+        return Path(inherited)
+    home = Path(tempfile.mkdtemp(prefix="tacocat-test-home-"))
+    atexit.register(shutil.rmtree, home, ignore_errors=True)
+    git_config = Path.home() / ".gitconfig"
+    if "GIT_CONFIG_GLOBAL" not in os.environ and git_config.is_file():
+        os.environ["GIT_CONFIG_GLOBAL"] = str(git_config)
+    os.environ.update({
+        "TACOCAT_TEST_HOME": str(home), "HOME": str(home), "TACOCAT_CACHE": str(home / ".cache" / "tacocat" / "trees"),
+        "XDG_CACHE_HOME": str(home / ".cache"), "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"), "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "IPYTHONDIR": str(home / ".ipython"), "MPLCONFIGDIR": str(home / ".config" / "matplotlib"),
+        "JUPYTER_CONFIG_DIR": str(home / ".jupyter"), "JUPYTER_DATA_DIR": str(home / ".local" / "share" / "jupyter"),
+        "JUPYTER_RUNTIME_DIR": str(home / ".local" / "share" / "jupyter" / "runtime"),
+    })
+    return home
+
+
+SESSION_HOME = _session_home()
 
 # the bad-input sweep's stand-ins (tools/sweep_cases/fakes.py) serve the tests too
 TOOLS = Path(__file__).resolve().parents[1] / "tools"

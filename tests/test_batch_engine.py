@@ -21,9 +21,9 @@ pgx = pytest.importorskip("pgx")
 import jax.numpy as jnp  # noqa: E402
 
 from conftest import DEFAULT, resample_hidden, sample_states  # noqa: E402
-from tacocat_env import RulesConfig, apply_action, encode, legal_actions, new_game, setup_position  # noqa: E402
+from tacocat_env import Phase, RulesConfig, apply_action, encode, legal_actions, new_game, setup_position  # noqa: E402
 from tacocat_env.batch import ConfigNotCompilableError, TacocatBatch, core  # noqa: E402
-from tacocat_env.batch.convert import game_fields  # noqa: E402
+from tacocat_env.batch.convert import draw_pile, game_fields  # noqa: E402
 from tacocat_env.batch.rollout import make_rollout, random_legal_actions  # noqa: E402
 from tacocat_env.batch.verify import FAST_COMPILE, compiled_functions, lockstep, lockstep_from  # noqa: E402
 from tacocat_env.observation import ObservationLayout  # noqa: E402
@@ -248,9 +248,13 @@ def test_random_rollout_with_auto_reset_conserves_cards(env):
     assert (total == copies).all()
 
 
-def _seen(state: core.State) -> core.State:
-    """The state with its flags cleared, as pgx's auto_reset reads a shown new game."""
-    return state.replace(terminated=jnp.zeros_like(state.terminated), truncated=jnp.zeros_like(state.truncated))
+@functools.lru_cache(maxsize=8)
+def autoreset_functions(variant: str):
+    """The engine of a variant ("default" or a key of VARIANTS), its vmapped `init` and
+    `step_autoreset`, compiled once for the tests that share them."""
+    env = TacocatBatch(RulesConfig(**VARIANTS.get(variant, {})))
+    return (env, jax.jit(jax.vmap(env.init), compiler_options=FAST_COMPILE),
+            jax.jit(jax.vmap(env.step_autoreset), compiler_options=FAST_COMPILE))
 
 
 def _finished_duel(env: TacocatBatch, step) -> core.State:
@@ -276,9 +280,8 @@ def test_auto_reset_starts_a_new_game_and_keeps_final_rewards(env):
 def test_auto_reset_plays_the_next_action_on_the_game_it_showed(variant):
     # pgx's auto_reset: the new game shown with the final flags is the one the next action
     # plays, whoever acts first in it (R4.1 both arrows: player_0; R4.2 one arrow: its player)
-    env = TacocatBatch(RulesConfig(**VARIANTS.get(variant, {})))
-    step = jax.jit(jax.vmap(env.step_autoreset), compiler_options=FAST_COMPILE)
-    state = step(jax.jit(jax.vmap(env.init), compiler_options=FAST_COMPILE)(keys(5, 64)), jnp.full(64, -1), keys(6, 64))  # an illegal move ends each game
+    env, init, step = autoreset_functions(variant)
+    state = step(init(keys(5, 64)), jnp.full(64, -1), keys(6, 64))  # an illegal move ends each game
     assert bool(state.terminated.all()) and int(state._step_count.max()) == 0
     rng = np.random.default_rng(0)
     actions = np.array([rng.choice(np.flatnonzero(mask)) for mask in np.asarray(state.legal_action_mask)])
@@ -286,7 +289,7 @@ def test_auto_reset_plays_the_next_action_on_the_game_it_showed(variant):
     assert not bool(nxt.terminated.any() | nxt.truncated.any())
     assert (np.asarray(nxt._step_count) == 1).all()
     for i in range(64):
-        game = env.to_game(_seen(state), i)
+        game = env.to_game(state, i)  # the new game shown, with the ended game's flags
         assert game.to_act == int(state.current_player[i])
         apply_action(game, int(actions[i]))
         expected = env.from_game(game)
@@ -304,12 +307,39 @@ def test_auto_reset_after_a_real_ending_plays_the_next_action(env):
     action = int(np.flatnonzero(np.asarray(state.legal_action_mask[0]))[0])
     nxt = step(state, jnp.asarray([action]), keys(2, 1))
     assert int(nxt._step_count[0]) == 1 and not bool(nxt.terminated[0])
-    game = env.to_game(_seen(state), 0)
+    game = env.to_game(state, 0)
     apply_action(game, action)
     expected = env.from_game(game)
     assert np.array_equal(np.asarray(nxt.hands[0]), np.asarray(expected.hands))
     assert np.array_equal(np.asarray(nxt.observation[0]), np.asarray(expected.observation))
     assert np.array_equal(np.asarray(nxt.rewards[0]), [0.0, 0.0])
+
+
+@pytest.mark.parametrize("variant", ["default", *VARIANTS])
+def test_to_game_converts_every_new_game_step_autoreset_shows(variant):
+    # issue 36: a game shown by step_autoreset carries the ended game's flags (pgx's
+    # convention); it converts to the new game's initial position, field for field, whether
+    # the game before it was won, truncated (R1.5) or ended by an illegal action
+    env, init, step = autoreset_functions(variant)
+    state = init(keys(10, 64))
+    key = jax.random.key(11)
+    shown = {"terminated": 0, "truncated": 0}
+    for _ in range(150):
+        key, k_act, k_illegal, k_step = jax.random.split(key, 4)
+        actions = random_legal_actions(k_act, state.legal_action_mask)
+        actions = jnp.where(jax.random.uniform(k_illegal, (64,)) < 0.002, -1, actions)
+        state = step(state, actions, jax.random.split(k_step, 64))
+        for flag in shown:
+            shown[flag] += int(getattr(state, flag).sum())
+        for i in np.flatnonzero(np.asarray(state.terminated | state.truncated)):
+            game = env.to_game(state, int(i), seed=0)
+            assert (game.phase, game.rounds_played, game.winner, game.truncated) == (Phase.REPLACE, 0, None, False)
+            for name, value in game_fields(game, env.tables).items():
+                if name != "rank":  # the order of the cards out of the pile is no fact of the game
+                    assert np.array_equal(value, np.asarray(getattr(state, name)[i])), (i, name)
+            assert game.draw_pile == draw_pile(np.asarray(state.rank[i]), int(state.pile_size[i]), env.tables)
+    assert shown["terminated"] > 0
+    assert shown["truncated"] > 0 or VARIANTS.get(variant, {}).get("max_rounds") is None
 
 
 def test_auto_reset_replaces_a_game_finished_by_step(env):

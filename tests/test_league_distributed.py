@@ -1,7 +1,8 @@
 """The league over several processes (experiments/common/distributed.py, `tacocat train
 --coordinator ... --num-processes ... --process-id ...`): 2 processes of 1 CPU device each,
 over localhost, train the parameters that 1 process with 2 devices trains, process 0 alone
-writes the run; a process that cannot reach its coordinator stops with one line within 30 s;
+writes the run; a process that cannot reach its coordinator, and process 0 without its
+partners, stop with one line within their timeout;
 processes started with different configs are refused by process 0 before anything is written;
 and the cluster's description is read from the options, the environment or Slurm, or refused
 with one line.
@@ -91,6 +92,51 @@ def test_an_unreachable_coordinator_is_one_line_within_its_timeout() -> None:
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("ValueError: could not join the JAX processes (process 1 of 2, coordinator 127.0.0.1:"), last
     assert f"no coordinator answered at 127.0.0.1:{port} within 3 s" in last, last
+
+
+def test_process_0_without_its_partners_is_one_line_within_its_timeout(tmp_path: Path) -> None:
+    """Issue 36: process 0 alone used to end in XLA's fatal error and a C++ stack trace; with
+    --join-timeout 2 it says which processes did not come, in one line, and writes nothing."""
+    port = free_port()
+    code, out, err = finish(tacocat([*TINY, *cluster_args(port, 0, count=3), "--join-timeout", "2"],
+                                     tmp_path / "runs"), timeout=120)
+    assert code == 1, (out, err)
+    assert err.splitlines() == [
+        f"process 0: waiting up to 2 s for the other 2 process(es) at 127.0.0.1:{port}",
+        f"error: could not join the JAX processes (process 0 of 3, coordinator 127.0.0.1:{port}, from the command "
+        "line): process(es) 1, 2 did not come within 2 s; start every process with the same --coordinator and "
+        "--num-processes, or raise --join-timeout"], err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_process_of_another_cluster_is_refused_by_process_0() -> None:
+    """A greeting from a process started with another --num-processes: one line, at once."""
+    port = free_port()
+    script = ("from experiments.common.distributed import Cluster, join\n"
+              f"join(Cluster('127.0.0.1:{port}', 2, 0, 'command line'), timeout_s=60)")
+    process_0 = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stderr=subprocess.PIPE, text=True,
+                                 env={**os.environ, "JAX_PLATFORMS": "cpu"})
+    assert _listening(port)
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+        conn.sendall(b"tacocat-join 4 3")
+        assert conn.recv(64) == b""  # process 0 hangs up
+    _, err = process_0.communicate(timeout=60)
+    assert process_0.returncode == 1
+    assert err.strip().splitlines()[-1] == (
+        "ValueError: could not join the JAX processes (process 0 of 2, coordinator 127.0.0.1:"
+        f"{port}, from the command line): a process joined as process 3 of 4, not one of this run's 2 processes; "
+        "start every process with the same --num-processes"), err
+
+
+def _listening(port: int) -> bool:
+    """Wait until something accepts connections on `port` (process 0's greeting socket)."""
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            time.sleep(0.1)
+    return False
 
 
 def test_processes_with_different_configs_are_refused_by_process_0(tmp_path: Path) -> None:

@@ -18,6 +18,13 @@ import yaml
 
 from experiments.common.settings import CONFIGS_DIR, MAX_BASE_DEPTH, MAX_CONFIG_BYTES
 
+class UnreadableInputError(ValueError):
+    """A file or folder the user gave to read (a config, a rules file, a run directory) that
+    does not exist, cannot be opened or is not of the kind needed (a folder for a file, or the
+    reverse). The command line exits with status 2 for it, typer's status for a file argument
+    that does not exist; other user errors exit with 1."""
+
+
 def one_line(err: BaseException | str) -> str:
     """An error message on one line (pydantic's multi-line reports joined with '; ')."""
     from pydantic import ValidationError
@@ -84,18 +91,21 @@ def merged(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def read_small_file(path: Path, limit: int, what: str, error: type[ValueError] = ValueError) -> bytes:
+def read_small_file(path: Path, limit: int, what: str, error: type[ValueError] = ValueError,
+                    unreadable: type[ValueError] | None = None) -> bytes:
     """The bytes of the regular file `path`, at most `limit` of them; else `error` naming the
-    file. The file is opened without blocking and checked before anything is read, so a FIFO, a
+    file, or `unreadable` (default `error`) when it cannot be opened or is not a regular file.
+    The file is opened without blocking and checked before anything is read, so a FIFO, a
     device such as /dev/zero or a folder is refused at once."""
+    unreadable = unreadable or error
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as err:
-        raise error(f"{path}: cannot read {what} ({err.strerror})") from None
+        raise unreadable(f"{path}: cannot read {what} ({err.strerror})") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise error(f"{path}: {what} must be a regular file")
+            raise unreadable(f"{path}: {what} must be a regular file")
         with os.fdopen(fd, "rb", closefd=False) as file:
             data = file.read(limit + 1)
     finally:
@@ -126,11 +136,12 @@ def yaml_problem(err: yaml.YAMLError) -> str:
     return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
 
 
-def parse_config_file(path: Path, what: str = "the experiment config",
-                      error: type[ValueError] = ValueError) -> dict[str, Any]:
+def parse_config_file(path: Path, what: str = "the experiment config", error: type[ValueError] = ValueError,
+                      unreadable: type[ValueError] | None = None) -> dict[str, Any]:
     """A config YAML file (`read_small_file`, at most MAX_CONFIG_BYTES) as a mapping; `error`
-    naming the file else. No message quotes the file."""
-    data = read_small_file(path, MAX_CONFIG_BYTES, what, error)
+    naming the file else (`unreadable`, default `error`, when it cannot be read). No message
+    quotes the file."""
+    data = read_small_file(path, MAX_CONFIG_BYTES, what, error, unreadable)
     try:
         parsed = yaml.load(data.decode("utf-8"), Loader=_NoAliasLoader)  # noqa: S506 (a safe loader)
     except UnicodeDecodeError:
@@ -165,7 +176,7 @@ def read_experiment(path: str | Path, _seen: tuple[Path, ...] = ()) -> dict[str,
     that experiment: its values are laid over the base's (`merged`), bases of bases included
     (at most MAX_BASE_DEPTH); a cycle is an error."""
     path = Path(path)
-    data = parse_config_file(path)
+    data = parse_config_file(path, unreadable=UnreadableInputError)
     base = data.pop(BASE_KEY, None)
     if base is None:
         return data

@@ -2,7 +2,8 @@
 
 Reads top to bottom: the config (or the run to resume, `run_dir.resume_config`) -> the
 backend's session (RLlib: the Ray runtime; checked before anything is written) -> a fresh run
-directory with config.yaml and run.json, or the run to resume -> the backend's `Trainer` ->
+directory with config.yaml and run.json (`run_dir.start_run`), or the run to resume (one killed
+before its run.json starts over) -> the backend's `Trainer` ->
 the newest complete checkpoint, if resuming -> iterations: progress.csv and TensorBoard after
 each; every `eval.every` timesteps a duplicate-format evaluation against `eval.opponents`
 (eval.csv, the best policy so far kept as the backend's best file, a listener that may stop
@@ -40,11 +41,13 @@ from experiments.common.evaluation import (
 )
 from experiments.common.logs import ScalarWriter, append_rows, truncate_rows
 from experiments.common.policy import ExportedPolicy
+from experiments.common.progress import TrainingProgress
 from experiments.common.run_dir import (
     config_hash,
+    never_started,
     new_run_dir,
     resume_config,
-    run_metadata,
+    start_run,
 )
 
 #: called after each evaluation with (timesteps, mean win rate over `eval.opponents`);
@@ -119,23 +122,23 @@ def train(config: ExperimentConfig | None = None, *, resume: Path | None = None,
         config = resume_config(run_dir)
     elif config is None:
         raise ValueError("train() needs a config or resume=RUN_DIR")
+    # a run killed before its run.json was written starts over in its directory
+    starting = resume is None or never_started(run_dir)
     backend = trainer_module(config.backend)
     if config.eval.nash_conv is not None:
         exact_tree(config.rules_config)  # a tree too large to enumerate is refused before the run directory
     with backend.session(config, address) as extras:
         # several processes (experiments/common/distributed.py): process 0 writes the run
         writes = extras.pop("process_index", 0) == 0
-        if resume is None and writes:
-            run_dir = new_run_dir(config)
-            (run_dir / "config.yaml").write_text(config.to_yaml())
-            (run_dir / "run.json").write_text(json.dumps({**run_metadata(config), **extras}, indent=2))
-        elif resume is None:
-            run_dir = None
+        if resume is None:
+            run_dir = new_run_dir(config) if writes else None
+        if starting and writes:
+            start_run(run_dir, config, extras)
         trainer = backend.make_trainer(config, run_dir)
         try:
             if not writes:
-                return take_part(trainer, config, run_dir, resuming=resume is not None)
-            return run_training(trainer, config, run_dir, resuming=resume is not None, progress=progress,
+                return take_part(trainer, config, run_dir, resuming=not starting)
+            return run_training(trainer, config, run_dir, resuming=not starting, progress=progress,
                                 listener=listener)
         finally:
             trainer.close()
@@ -144,8 +147,6 @@ def train(config: ExperimentConfig | None = None, *, resume: Path | None = None,
 def run_training(trainer: Trainer, config: ExperimentConfig, run_dir: Path, *, resuming: bool, progress: bool,
                  listener: EvaluationListener | None = None) -> TrainedRun:
     """Iterate `trainer` to `config.total_timesteps` (see the module docstring)."""
-    from tqdm.auto import tqdm
-
     from experiments.common.curves import plot_learning_curve
 
     iteration, best = 0, None
@@ -163,7 +164,8 @@ def run_training(trainer: Trainer, config: ExperimentConfig, run_dir: Path, *, r
     writer = ScalarWriter(run_dir / "tb")
     evaluations, saves = Every(config.eval.every, start), Every(config.checkpoint_every, start)
     written_for = {"ruleset_hash": config.rules_config.ruleset_hash(), "config_sha256": config_hash(config)}
-    bar = tqdm(total=config.total_timesteps, initial=start, unit="step", disable=not progress, dynamic_ncols=True)
+    bar = TrainingProgress(config.total_timesteps, progress)
+    bar.starting(config.backend, start)
     stopped = False
     try:
         while trainer.timesteps < config.total_timesteps and not stopped:
@@ -177,8 +179,7 @@ def run_training(trainer: Trainer, config: ExperimentConfig, run_dir: Path, *, r
             for key, value in row.items():
                 if key not in ("iteration", "timesteps") and isinstance(value, (int, float)):
                     writer.add(f"train/{key}", value, timesteps)
-            bar.update(timesteps - before)
-            bar.set_postfix_str(f"steps/s={row['env_steps_per_s'] or 0:.0f}")
+            bar.reached(timesteps)
             done = timesteps >= config.total_timesteps
             if evaluations.due(timesteps) or done:
                 learner = trainer.evaluation_agent(run_dir)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from experiments.common.config import ExperimentConfig, parse_experiment
-from experiments.common.config_files import one_line, parse_config_file, read_small_file
+from experiments.common.config_files import UnreadableInputError, one_line, parse_config_file, read_small_file
 from tacocat_env.stamp import stamp
 
 
@@ -26,6 +26,11 @@ from tacocat_env.stamp import stamp
 # ---------------------------------------------------------------------------------------
 class RunDirError(ValueError):
     """A run directory that cannot be created, resumed or read."""
+
+
+class NotARunDirError(RunDirError, UnreadableInputError):
+    """A path given as a run directory that does not exist or is not one (the command line's
+    exit status 2, `UnreadableInputError`)."""
 
 
 def new_run_dir(config: ExperimentConfig) -> Path:
@@ -54,13 +59,13 @@ def load_run_config(run_dir: Path) -> ExperimentConfig:
     """The config saved in a run directory, for `--resume` and `--evaluate`; every error names
     the file."""
     if not run_dir.exists():
-        raise RunDirError(f"run directory {run_dir} does not exist")
+        raise NotARunDirError(f"run directory {run_dir} does not exist")
     if not run_dir.is_dir():
-        raise RunDirError(f"{run_dir} is a file, not a run directory")
+        raise NotARunDirError(f"{run_dir} is a file, not a run directory")
     path = run_dir / "config.yaml"
     if not path.is_file():
-        raise RunDirError(f"{run_dir} is not a run directory (no config.yaml)")
-    data = parse_config_file(path, "the run's config", RunDirError)
+        raise NotARunDirError(f"{run_dir} is not a run directory (no config.yaml)")
+    data = parse_config_file(path, "the run's config", RunDirError, NotARunDirError)
     try:
         return parse_experiment(data)
     except ValueError as err:
@@ -87,14 +92,39 @@ def _differences(recorded: Any, current: Any, prefix: str = "") -> list[str]:
     return [] if recorded == current else [prefix.rstrip(".")]
 
 
+def write_whole(path: Path, text: str) -> None:
+    """Write `path` whole or not at all: a temporary file beside it, renamed into place."""
+    part = path.with_name(path.name + ".part")
+    part.write_text(text)
+    part.replace(path)
+
+
+def start_run(run_dir: Path, config: ExperimentConfig, extras: dict[str, Any]) -> None:
+    """Write a run's config.yaml, then its run.json (`run_metadata` plus the backend's `extras`),
+    each whole: a run killed between the two holds config.yaml alone, which `never_started`
+    recognises and a resume starts over."""
+    write_whole(run_dir / "config.yaml", config.to_yaml())
+    write_whole(run_dir / "run.json", json.dumps({**run_metadata(config), **extras}, indent=2))
+
+
+def never_started(run_dir: Path) -> bool:
+    """Whether a run directory is one `start_run` was stopped in before run.json: config.yaml,
+    no run.json, and nothing else but run.json's temporary file."""
+    names = {p.name for p in run_dir.iterdir()}
+    return "config.yaml" in names and names <= {"config.yaml", "run.json.part"}
+
+
 def resume_config(run_dir: Path) -> ExperimentConfig:
     """The config of a run to resume (`load_run_config`), refused unless the run is unfinished
     and config.yaml is still the config the run started with: run.json's record of it, its
-    ruleset hash and its backend (an edited config.yaml would relabel or mix the run's files)."""
+    ruleset hash and its backend (an edited config.yaml would relabel or mix the run's files).
+    A run that `never_started` has no record to check: its config.yaml is taken as it is."""
     config = load_run_config(run_dir)
     if (run_dir / "final.json").exists():
         raise RunDirError(f"{run_dir} is a finished run (final.json exists, {config.total_timesteps} timesteps); "
                           "nothing to resume. Start a new run to train longer.")
+    if never_started(run_dir):
+        return config
     path = run_dir / "run.json"
     data = read_small_file(path, MAX_RUN_JSON_BYTES, "the run's record", RunDirError)
     try:

@@ -160,13 +160,22 @@ def rebuild(fields: dict[str, np.ndarray], t: Tables) -> State:
     return _refresher(t)(State(**_empty_fields(t, batch), **fields))  # type: ignore[operator]
 
 
+def _ended_by_illegal_action(row: State) -> bool:
+    """Whether one game (numpy fields, no batch axis) was ended by an illegal action: flagged
+    terminated with its play not over and every action legal (`core.step` leaves the move
+    unapplied and opens the mask). A new game shown by `step_autoreset` also carries the
+    flags of the game that ended, but its mask is its own first decision's, never all true."""
+    return bool(row.terminated) and int(row.phase) != core.P_OVER and bool(np.all(row.legal_action_mask))
+
+
 def to_game(state: State, t: Tables, index: int | None = None,
             seed: int | np.random.Generator | None = None) -> GameState:
     """One game of a batch state (row `index` when batched) as a reference `GameState`.
 
     The result has no history, keeps the draw pile's order and deals later rounds from
-    `seed`. A game ended by an illegal
-    action (pgx's penalty) has no reference counterpart: ValueError.
+    `seed`. A new game shown by `step_autoreset` converts to its initial position: its flags
+    belong to the game that ended (pgx's convention), so they are not carried over. A game
+    ended by an illegal action (pgx's penalty) has no reference counterpart: ValueError.
     """
     if not isinstance(state, State):
         raise TypeError(f"to_game takes a batch State, got {type(state).__name__}")
@@ -180,7 +189,7 @@ def to_game(state: State, t: Tables, index: int | None = None,
         raise ValueError(f"index must be an integer in [0, {len(state.current_player)}), got {index!r}")
     row = jax.tree.map(lambda x: np.asarray(x)[index] if batched else np.asarray(x), state)
     phase = Phase(int(row.phase))
-    if bool(row.terminated) and phase is not Phase.OVER:
+    if _ended_by_illegal_action(row):
         raise ValueError("this game was ended by an illegal action (pgx's penalty); it has no reference state")
     rules = compile_rules(t.rules.config)
 
@@ -211,7 +220,7 @@ def to_game(state: State, t: Tables, index: int | None = None,
         attack=[int(c) for c in row.attack[: int(row.attack_len)]],
         answers=[int(c) for c in row.answers[: int(row.answers_len)]],
         winner=player(row.winner),
-        truncated=bool(row.truncated),
+        truncated=phase is Phase.OVER and bool(row.truncated),
         last_round_winner=None if lrw == VOID else lrw,
         where="the converted game",
     )
