@@ -196,15 +196,15 @@ class PPOAgent(Agent):
             raise ValueError("ppo agent needs path=<model.zip>")
         if torch_threads < 0:
             raise ValueError(f"torch_threads must be >= 0, got {torch_threads}")
-        if torch_threads > 0:  # evaluation workers: one thread each avoids oversubscription
-            import torch
-
-            torch.set_num_threads(torch_threads)
         self.path = path
         self.deterministic = deterministic
         self.policy = model.policy if model is not None else load_policy(path, trust_pickle=trust_pickle)
         self._meta = read_metadata(path) if path else None
         self._checked = False
+        if torch_threads > 0:  # evaluation workers: one thread each avoids oversubscription; a process-wide
+            import torch  # setting, so changed only once the model loaded
+
+            torch.set_num_threads(torch_threads)
 
     def act(self, inp: AgentInput) -> int:
         if not self._checked:

@@ -37,7 +37,8 @@ except ImportError:  # pragma: no cover - older typer
     from click.exceptions import ClickException, UsageError
 
 from agents.registry import split_specs
-from experiments.common.config_files import one_line
+from experiments.common.config_files import UnreadableInputError, one_line
+from experiments.common.distributed import TIMEOUT_S as JOIN_TIMEOUT_S
 from experiments.common.settings import MAX_WORKERS
 
 #: errors caused by what the user gave (arguments, files, configs): one line, no traceback
@@ -45,8 +46,10 @@ USER_ERRORS = (ValueError, OSError, yaml.YAMLError)
 
 
 class _UserErrorGroup(TyperGroup):
-    """Turns a user error raised by any command into one `error: ...` line and exit status 1
-    (`tacocat --debug ...` or TACOCAT_DEBUG=1 re-raises it with its traceback)."""
+    """Turns a user error raised by any command into one `error: ...` line and exit status 1,
+    or 2 for an input file or folder that is not there to read (`UnreadableInputError`), as
+    typer's own usage errors (`tacocat --debug ...` or TACOCAT_DEBUG=1 re-raises it with its
+    traceback)."""
 
     def invoke(self, ctx: typer.Context):  # type: ignore[no-untyped-def]
         try:
@@ -62,7 +65,7 @@ class _UserErrorGroup(TyperGroup):
             if ctx.meta.get("tacocat_debug") or os.environ.get("TACOCAT_DEBUG"):
                 raise
             typer.echo(f"error: {one_line(err)}", err=True)
-            ctx.exit(1)
+            ctx.exit(2 if isinstance(err, UnreadableInputError) else 1)
 
 
 app = typer.Typer(
@@ -94,7 +97,10 @@ def _config(rules: Optional[Path]):
 
     try:
         return make_config(rules)
-    except (ValueError, OSError) as err:
+    except OSError as err:
+        raise typer.BadParameter(f"{rules}: cannot read the rules config ({err.strerror or err})",
+                                 param_hint="--rules") from None
+    except ValueError as err:
         raise typer.BadParameter(str(err), param_hint="--rules") from None
 
 
@@ -110,6 +116,22 @@ def _check_agent(spec: str, hint: str, config=None) -> str:  # noqa: ANN001 (Rul
     except ValueError as err:
         raise typer.BadParameter(str(err), param_hint=hint) from None
     return spec
+
+
+def _check_agent_file(spec: str, hint: str) -> None:
+    """The policy or model file that agent `spec` plays, checked before any work: one that is
+    missing or not a valid file is a usage error (exit status 2), as in `match`. Other errors
+    of the spec are left to the command's own checks."""
+    from agents.policy_file import PolicyFileError
+    from agents.registry import make_agent
+    from agents.trained import ModelFileError
+
+    try:
+        make_agent(spec)
+    except (PolicyFileError, ModelFileError) as err:
+        raise typer.BadParameter(str(err), param_hint=hint) from None
+    except ValueError:
+        return
 
 
 def _check_output_file(path: Optional[Path], option: str) -> None:
@@ -166,7 +188,7 @@ def match_table(result) -> Table:
         caption=(
             f"win rate A {result.win_rate_a:.3f}  95% paired (deal pairs) [{result.ci_low:.3f}, {result.ci_high:.3f}]  "
             f"Wilson (games) [{result.wilson_low:.3f}, {result.wilson_high:.3f}] (draws count half)\nmean length {result.mean_length:.1f} actions, {result.mean_rounds:.2f} rounds; "
-            f"truncated {result.truncated}\n{result.games_per_s:.0f} games/s, {result.wall_s:.2f} s, "
+            f"truncated {result.truncated}\n{result.speed}, {result.wall_s:.2f} s, "
             f"{result.workers} worker(s); seed {result.seed}, ruleset {result.ruleset_hash}"
         ),
     )
@@ -346,6 +368,10 @@ def serve_command(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (default: this machine only; "
                              "0.0.0.0: every network)."),
     port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port (0: any free port)."),
+    policies: list[Path] = typer.Option([], "--policies", help="A folder whose policy files agent specs may load "
+                                        "(path=...; repeatable; default: the shipped champion's folder and runs/)."),
+    allowed_hosts: list[str] = typer.Option([], "--allowed-host", help="A host name the server answers requests "
+                                            "for (repeatable; required with a --host other than loopback)."),
 ) -> None:
     """Play against an agent, watch two agents and replay game files in the browser (a local web app)."""
     try:
@@ -353,7 +379,7 @@ def serve_command(
     except ImportError as err:
         typer.echo(f"error: tacocat serve needs the 'web' extra (pip install -e '.[web]'): {err}", err=True)
         raise typer.Exit(2) from None
-    serve(host, port, echo=typer.echo)
+    serve(host, port, policies, allowed_hosts, echo=typer.echo)
 
 
 @app.command("train")
@@ -376,6 +402,9 @@ def train_command(
                                                 "number of processes (default: TACOCAT_NUM_PROCESSES)."),
     process_id: Optional[int] = typer.Option(None, "--process-id", min=0, help="with --coordinator: this "
                                              "process's id, 0 writes the run (default: TACOCAT_PROCESS_ID)."),
+    join_timeout: int = typer.Option(JOIN_TIMEOUT_S, "--join-timeout", min=1, help="with several processes: "
+                                     "seconds to wait for the coordinator and the other processes before stopping "
+                                     "with one line."),
 ) -> None:
     """Train from a YAML experiment config (file < --seed < --set): MaskablePPO, PPO on Ray RLlib
     with `backend: rllib`, or jitted PPO on the batch engine against a league with `backend: league`
@@ -398,7 +427,7 @@ def train_command(
         )
     cluster = distributed.cluster_from(coordinator, num_processes, process_id)
     if cluster is not None:  # before anything starts JAX
-        distributed.join(cluster)
+        distributed.join(cluster, join_timeout)
     if devices is not None:
         overrides = [*overrides, f"league.devices={devices}"]
     experiment = None if resume else load_experiment(config, seed, overrides)
@@ -494,6 +523,11 @@ def exploit_command(
 ) -> None:
     """A best response to the frozen AGENT, trained by the league on the batch engine: its win
     rate and expected return against AGENT, a lower bound on AGENT's exploitability (exploit.json)."""
+    from agents.registry import parse_spec
+    from experiments.league.mixture import POLICY_FILE_AGENTS
+
+    if exact or parse_spec(agent)[0] in POLICY_FILE_AGENTS:  # training refuses an agent without a JAX form first
+        _check_agent_file(agent, "AGENT")
     if exact:
         if preset is None:
             raise ValueError("--exact needs --preset NAME: exact values need a game tree small enough to enumerate")

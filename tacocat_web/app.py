@@ -1,7 +1,7 @@
 """The web app (Starlette): the page, its static files and the JSON API.
 
     GET  /                                   the page (static/index.html, app.js, app.css)
-    GET  /api/options                        agents, rule presets, limits
+    GET  /api/options                        agents, rule presets
     POST /api/play    {opponent, seat, preset, rules, seed}   a game against an agent
     POST /api/watch   {agents: [a, b], preset, rules, seed}   two agents
     POST /api/replay  {text, game}           a saved game (a game file's text, game index)
@@ -12,12 +12,15 @@
     POST /api/games/ID/rematch {swap}             the same settings, a new deal (swap: seats swapped)
     GET  /api/games/ID/file                  the game as a game file line (.jsonl), once over
 
-Every refusal is a 4xx with `{"error": "one line"}` and leaves the game unchanged: malformed
+Every refusal is a 4xx with `{"error": "one line"}` and leaves everything unchanged: malformed
 or oversized bodies (64 KB; 1 MB for a game file), bodies that are not `application/json`
 (a page of another site cannot post one without the browser asking first), unknown fields,
-numbers out of range, illegal moves (400), stale moves or a game another tab is changing
-(409), unknown game ids or routes (404). Agent moves run in a worker thread
-(`run_in_threadpool`), so a slow agent does not stop the server answering others.
+numbers out of range, text that is not valid Unicode, agent specs the server does not serve
+(tacocat_web.specs), illegal moves (400), stale moves or a game another tab is changing (409),
+unknown game ids or routes (404). A server at its limits answers 503 the same way: agents
+that did not finish within the deadline, too many requests for slow agents waiting, a store
+full of people's games in progress (tacocat_web.work, GameStore). Every answer carries the
+page's Content-Security-Policy and `nosniff`.
 """
 
 from __future__ import annotations
@@ -29,21 +32,22 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
-from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agents.registry import list_agents
 from tacocat_env.presets import PRESETS
+from tacocat_web.errors import WebError, check_text, one_line
 from tacocat_web.games import (
-    MAX_FILE_GAMES, SEED_LIMIT, GameStore, PlayGame, ReplayGame, Rules, WatchGame, WebError, one_line,
-    read_game_file,
+    MAX_FILE_GAMES, SEED_LIMIT, Game, GameStore, PlayGame, ReplayGame, Rules, WatchGame, read_game_file,
 )
+from tacocat_web.specs import ServedAgents
+from tacocat_web.work import Budget, Limits, Thinking
 
 STATIC = Path(__file__).resolve().parent / "static"
 #: the largest request body, and the largest game file (as the text of a replay request)
@@ -52,7 +56,8 @@ MAX_FILE_BODY = 1024 * 1024
 #: bounds of the numbers a request carries
 MAX_VERSION = 10**9
 MAX_ACTION = 10**6
-#: how long a read waits for a move in progress (an agent thinking) before answering 409
+#: how long a read waits for a move in progress (an agent thinking) before answering 409:
+#: longer than a move may take (`Limits.deadline_s` and one last agent action)
 READ_WAIT_S = 30.0
 
 M = TypeVar("M", bound=BaseModel)
@@ -96,9 +101,10 @@ class RematchRequest(_Body):
 
 
 _NO_STORE = {"Cache-Control": "no-store"}
-#: the page runs its own script and style only, and no other site may frame it
-_PAGE_HEADERS = {**_NO_STORE, "X-Content-Type-Options": "nosniff", "Content-Security-Policy":
-                 "default-src 'self'; img-src 'self' data:; object-src 'none'; frame-ancestors 'none'"}
+#: on every answer: the page runs its own script and style only, no other site may frame it,
+#: and no answer is read as another type than it says
+SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy":
+                    "default-src 'self'; img-src 'self' data:; object-src 'none'; frame-ancestors 'none'"}
 
 
 def error(status: int, message: str) -> JSONResponse:
@@ -124,6 +130,7 @@ async def read_json(request: Request, model: type[M], limit: int = MAX_BODY) -> 
         raise WebError(400, f"the request body is not valid JSON: {one_line(err)}") from None
     if not isinstance(data, dict):
         raise WebError(400, f"the request body must be a JSON object, got {type(data).__name__}")
+    check_text(data, "the request body")
     try:
         return model.model_validate(data)
     except ValidationError as err:
@@ -135,11 +142,11 @@ class HostCheck:
     another site that a DNS trick points at this machine gets a 400 JSON error."""
 
     def __init__(self, app: ASGIApp, allowed: list[str]) -> None:
-        self.app, self.allowed = app, set(allowed)
+        self.app, self.allowed = app, {name.lower() for name in allowed}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            host = Headers(scope=scope).get("host", "")
+            host = Headers(scope=scope).get("host", "").lower()
             name = host[:host.find("]") + 1] if host.startswith("[") else host.split(":")[0]
             if name not in self.allowed:
                 response = error(400, f"this server answers requests for {', '.join(sorted(self.allowed))}, "
@@ -149,30 +156,54 @@ class HostCheck:
         await self.app(scope, receive, send)
 
 
-def create_app(store: GameStore | None = None, allowed_hosts: list[str] | None = None) -> Starlette:
+class SecurityHeaders:
+    """Adds `SECURITY_HEADERS` to every answer (the page, its static files, the API)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS.items():
+                    headers[name] = value
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers if scope["type"] == "http" else send)
+
+
+def create_app(store: GameStore | None = None, allowed_hosts: list[str] | None = None,
+               agents: ServedAgents | None = None, limits: Limits | None = None) -> Starlette:
     """The app over `store` (a new one by default). `allowed_hosts`: the host names it
-    answers (`HostCheck`), None for any."""
+    answers (`HostCheck`), None for any; `agents`: the agents and policy folders it serves
+    (the defaults of `ServedAgents`); `limits`: the bounds of agent thinking."""
     games = store if store is not None else GameStore()
+    served = agents if agents is not None else ServedAgents()
+    thinking = Thinking(limits or Limits())
 
     def answer(payload: dict[str, Any]) -> JSONResponse:
         return JSONResponse(payload, headers=_NO_STORE)
 
-    def created(game: PlayGame | WatchGame | ReplayGame) -> JSONResponse:
-        game_id = games.add(game)
+    def created(game: Game) -> JSONResponse:
+        """The new game's answer, made before the game is kept (an answer that cannot be made
+        keeps nothing)."""
+        game_id = games.new_id()
         with game.locked():
-            return answer(game.payload(game_id))
+            response = answer(game.payload(game_id))
+        games.add(game_id, game)
+        return response
 
-    # what the page's forms offer, read once (listing the agents imports their modules), and
-    # written into the page, which so needs no second request before it can be used
-    choices = {"agents": [{"name": name, "doc": doc} for name, doc in list_agents()], "presets": list(PRESETS),
-               "default_opponent": "champion"}
+    # what the page's forms offer, read once, and written into the page, which so needs no
+    # second request before it can be used
+    choices = {"agents": served.offered(), "presets": list(PRESETS), "default_opponent": "champion"}
     embedded = json.dumps(choices).replace("</", "<\\/")  # (JSON's own escape: no "</script>" inside)
     page = (STATIC / "index.html").read_text(encoding="utf-8").replace(
         '<script id="options" type="application/json">{}</script>',
         f'<script id="options" type="application/json">{embedded}</script>')
 
     async def index(request: Request) -> Response:
-        return HTMLResponse(page, headers=_PAGE_HEADERS)
+        return HTMLResponse(page, headers=_NO_STORE)
 
     async def options(request: Request) -> JSONResponse:
         return JSONResponse(choices)
@@ -180,29 +211,32 @@ def create_app(store: GameStore | None = None, allowed_hosts: list[str] | None =
     async def play(request: Request) -> JSONResponse:
         body = await read_json(request, PlayRequest)
         rules = Rules.make(body.preset, body.rules)
-        game = await run_in_threadpool(PlayGame, rules, body.opponent, body.seat, body.seed)
-        return await run_in_threadpool(created, game)
+        opponent = served.choose(body.opponent, "opponent")
+
+        def start(budget: Budget) -> PlayGame:
+            return PlayGame(rules, opponent, body.seat, body.seed, budget)
+
+        return await run_in_threadpool(created, await thinking.run(request, start, opponent.slow))
 
     async def watch(request: Request) -> JSONResponse:
         body = await read_json(request, WatchRequest)
         rules = Rules.make(body.preset, body.rules)
-        game = await run_in_threadpool(WatchGame, rules, (body.agents[0], body.agents[1]), body.seed)
+        pair = (served.choose(body.agents[0], "agents[0]"), served.choose(body.agents[1], "agents[1]"))
+        game = await run_in_threadpool(WatchGame, rules, pair, body.seed)
         return await run_in_threadpool(created, game)
 
     async def replay(request: Request) -> JSONResponse:
         body = await read_json(request, ReplayRequest, MAX_FILE_BODY)
-        game = await run_in_threadpool(lambda: ReplayGame(read_game_file(body.text, body.game)))
-        return await run_in_threadpool(created, game)
+
+        def load(budget: Budget) -> ReplayGame:
+            return ReplayGame(read_game_file(body.text, body.game), budget)
+
+        return await run_in_threadpool(created, await thinking.run(request, load, slow=True))
 
     async def show(request: Request) -> JSONResponse:
         game_id = request.path_params["game_id"]
         game = games.get(game_id)
-
-        def read() -> dict[str, Any]:
-            with game.locked(wait=READ_WAIT_S):
-                return game.payload(game_id)
-
-        return answer(await run_in_threadpool(read))
+        return answer(await game.read(lambda: game.payload(game_id), READ_WAIT_S))
 
     async def frame(request: Request) -> JSONResponse:
         game_id = request.path_params["game_id"]
@@ -221,12 +255,12 @@ def create_app(store: GameStore | None = None, allowed_hosts: list[str] | None =
         if not isinstance(game, PlayGame):
             raise WebError(400, f"moves are for a game against an agent; this is a {game.kind} game")
 
-        def run() -> dict[str, Any]:
+        def run(budget: Budget) -> dict[str, Any]:
             with game.locked():
-                game.move(body.action, body.version)
+                game.move(body.action, body.version, budget)
                 return game.payload(game_id)
 
-        return answer(await run_in_threadpool(run))
+        return answer(await thinking.run(request, run, game.slow))
 
     async def step(request: Request) -> JSONResponse:
         game_id = request.path_params["game_id"]
@@ -235,27 +269,26 @@ def create_app(store: GameStore | None = None, allowed_hosts: list[str] | None =
         if not isinstance(game, WatchGame):
             raise WebError(400, f"steps are for a game between agents; this is a {game.kind} game")
 
-        def run() -> dict[str, Any]:
+        def run(budget: Budget) -> dict[str, Any]:
             with game.locked():
-                game.step(body.version)
+                game.step(body.version, budget)
                 return game.payload(game_id)
 
-        return answer(await run_in_threadpool(run))
+        return answer(await thinking.run(request, run, game.slow))
 
     async def rematch(request: Request) -> JSONResponse:
         game = games.get(request.path_params["game_id"])
         body = await read_json(request, RematchRequest)
-        return await run_in_threadpool(created, await run_in_threadpool(game.rematch, body.swap))
+
+        def start(budget: Budget) -> Game:
+            return game.rematch(body.swap, budget)
+
+        return await run_in_threadpool(created, await thinking.run(request, start, game.slow))
 
     async def game_file(request: Request) -> Response:
         game_id = request.path_params["game_id"]
         game = games.get(game_id)
-
-        def read() -> dict[str, Any]:
-            with game.locked(wait=READ_WAIT_S):
-                return game.game_file()
-
-        line = json.dumps(await run_in_threadpool(read), separators=(",", ":")) + "\n"
+        line = await game.read(game.game_file, READ_WAIT_S) + "\n"
         return Response(line, media_type="application/x-ndjson", headers={
             **_NO_STORE, "Content-Disposition": f'attachment; filename="tacocat-{game.kind}-{game_id[:8]}.jsonl"'})
 
@@ -286,9 +319,12 @@ def create_app(store: GameStore | None = None, allowed_hosts: list[str] | None =
         Route("/api/games/{game_id}/file", game_file),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    middleware = [Middleware(HostCheck, allowed=allowed_hosts)] if allowed_hosts else []
+    middleware = [Middleware(SecurityHeaders)]
+    if allowed_hosts:
+        middleware.append(Middleware(HostCheck, allowed=allowed_hosts))
     app = Starlette(routes=routes, middleware=middleware,
                     exception_handlers={WebError: web_error, HTTPException: http_error, Exception: server_error})
     app.state.games = games
+    app.state.agents = served
+    app.state.thinking = thinking
     return app
-

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 
 import numpy as np
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 from agents.arena import agent_rngs, play_game
 from agents.base import AgentInput
-from agents.evaluation import match
+from agents.evaluation import match, speed_text
 from agents.human import HumanAgent, HumanQuit, play_human
 from agents.registry import make_agent
 from agents.replay import ReplayError, game_to_dict, load_games, replay_game, save_games
-from experiments.cli import app, split_specs
+from experiments.cli import app, match_table, split_specs
 from tacocat_env.config import make_config
 from tacocat_env.engine import new_game
 from tacocat_env.render import render_view
@@ -64,6 +66,24 @@ def test_match_json_save_and_replay(tmp_path):
     with_actions = invoke("replay", games, "--game", 2, "--actions")
     assert "replace: stop" in with_actions.output
     assert invoke("replay", games, "--game", 6).exit_code != 0
+
+
+@pytest.mark.parametrize("games_per_s, text", [
+    (1234.5, "1,234 games/s"), (150.0, "150 games/s"), (12.34, "12.3 games/s"), (2.5, "2.5 games/s"),
+    (1.0, "1 games/s"), (0.31, "3.23 s/game"), (0.04, "25 s/game"), (0.001, "1,000 s/game"),
+    (float("inf"), "too fast to time"),
+])
+def test_match_speed_keeps_three_significant_digits(games_per_s, text):
+    assert speed_text(games_per_s) == text
+
+
+def test_a_slow_match_prints_seconds_per_game_not_zero_games_per_second():
+    # issue 36: a match slower than 0.5 games/s printed "0 games/s"
+    result = dataclasses.replace(match("random", "random", 1, seed=0), wall_s=6.5, games_per_s=2 / 6.5)
+    console = Console(record=True, width=200)
+    console.print(match_table(result))
+    caption = console.export_text()
+    assert "3.25 s/game, 6.50 s" in caption and "0 games/s" not in caption
 
 
 def test_match_rejects_unknown_agent():

@@ -77,6 +77,46 @@ def test_user_errors_are_one_clean_line(files, args, fragments):
         assert not (files / "runs").exists() and not Path("runs/escape").exists()
 
 
+# every input file or folder a command reads, and the path its error must name: missing ({m}:
+# in a folder that does not exist) or unreadable ({u}: "in" a file, so it cannot be opened)
+MISSING_INPUTS = [
+    (["match", "random", "random", "--rules", "{m}/rules.yaml"], "{m}/rules.yaml"),
+    (["match", "random", "random", "--rules", "{u}/rules.yaml"], "{u}/rules.yaml"),
+    (["match", "random", "league:path={m}/policy.npz"], "{m}/policy.npz"),
+    (["match", "random", "ppo:path={m}/model.zip"], "{m}/model.zip"),
+    (["tournament", "--agents", "random,rllib:path={m}/policy.npz"], "{m}/policy.npz"),
+    (["tournament", "--agents", "random,highcard", "--rules", "{m}/rules.yaml"], "{m}/rules.yaml"),
+    (["play", "--rules", "{m}/rules.yaml"], "{m}/rules.yaml"),
+    (["play", "--opponent", "league:path={m}/policy.npz"], "{m}/policy.npz"),
+    (["replay", "{m}/games.jsonl"], "{m}/games.jsonl"),
+    (["replay", "{t}/afile", "--rules", "{m}/rules.yaml"], "{m}/rules.yaml"),
+    (["train", "--config", "{m}/config.yaml"], "{m}/config.yaml"),
+    (["train", "--config", "{u}/config.yaml"], "{u}/config.yaml"),
+    (["train", "--config", "{t}/on_a_missing_base.yaml"], "{t}/missing_base.yaml"),
+    (["train", "--resume", "{m}/run"], "{m}/run"),
+    (["evaluate", "{m}/run"], "{m}/run"),
+    (["compare", "{m}/run_a", "{m}/run_b"], "{m}/run_a"),
+    (["exploit", "league:path={m}/policy.npz"], "{m}/policy.npz"),
+    (["exploit", "league:path={m}/policy.npz", "--exact", "--preset", "skirmish"], "{m}/policy.npz"),
+    (["exploit", "ppo:path={m}/model.zip", "--exact", "--preset", "skirmish"], "{m}/model.zip"),
+    (["tune", "--config", "{m}/tune.yaml", "--trials", "1"], "{m}/tune.yaml"),
+]
+
+
+@pytest.mark.parametrize("args, named", MISSING_INPUTS, ids=[" ".join(args) for args, _ in MISSING_INPUTS])
+def test_a_missing_or_unreadable_input_is_exit_status_2_and_one_line_naming_it(files, args, named):
+    """Issue 36: the same exit status (2, as typer's own for a missing file argument) and one
+    line naming the file and the problem in words, whatever the command."""
+    (files / "on_a_missing_base.yaml").write_text("base_config: missing_base.yaml\n")
+    paths = {"t": files, "m": files / "missing", "u": files / "afile"}
+    args = [a.format(**paths) for a in args]
+    result = run(*args, *(["--no-progress"] if args[0] in ("match", "tournament") else []))
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error: "), result.output
+    assert named.format(**paths) in lines[0], lines[0]
+    assert "Errno" not in lines[0] and "Traceback" not in result.output
+
+
 def test_output_paths_are_checked_before_the_match_is_played(files, monkeypatch):
     import agents.evaluation
 
@@ -112,7 +152,7 @@ def test_module_entry_points_print_one_line_too(tmp_path):
     for entry in (["experiments.cli", "train"], ["experiments.main"]):
         proc = subprocess.run([sys.executable, "-m", *entry, "--config", str(tmp_path / "missing.yaml")],
                               cwd=ROOT, capture_output=True, text=True, timeout=120)
-        assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
         assert proc.stderr.strip().splitlines() == [f"error: {tmp_path / 'missing.yaml'}: cannot read the experiment config (No such file or directory)"]
 
 

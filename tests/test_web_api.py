@@ -332,7 +332,7 @@ def test_a_finished_game_takes_no_move(client):
     ("/api/play", {"opponent": "search:simulations=-3"}, 400, ["opponent", "simulations"]),
     ("/api/play", {"opponent": "search:depth=3"}, 400, ["no parameter 'depth'"]),
     ("/api/play", {"opponent": "league:path=/no/such/policy.npz"}, 400, ["opponent"]),
-    ("/api/play", {"opponent": "champion", "preset": "skirmish"}, 400, ["opponent", "trained for ruleset"]),
+    ("/api/play", {"opponent": "champion", "preset": "skirmish"}, 400, ["opponent", "trained for another ruleset"]),
     ("/api/play", {"opponent": "human"}, 400, ["unknown agent"]),
     ("/api/play", {"opponent": ""}, 400, ["opponent"]),
     ("/api/play", {"opponent": "x" * 2000}, 400, ["opponent"]),
@@ -434,15 +434,17 @@ def test_two_tabs_cannot_move_at_once(client):
 def test_game_ids_are_unguessable_and_the_store_is_bounded():
     store = GameStore(limit=3)
     client = TestClient(create_app(store))
-    ids = [_play(client, opponent="random", preset="tiny")["game"] for _ in range(5)]
+    body = {"agents": ["random", "random"], "preset": "tiny"}
+    ids = [_ok(client.post("/api/watch", json=body))["game"] for _ in range(5)]
     assert len(set(ids)) == 5 and all(len(i) >= 24 and i.replace("-", "").replace("_", "").isalnum() for i in ids)
-    assert len(store) == 3
+    assert len(store) == 3  # watched games are dropped, the least recently used first
     _refused(client.get(f"/api/games/{ids[0]}"), 404, "unknown game id")
     _ok(client.get(f"/api/games/{ids[-1]}"))
 
 
 def test_a_local_server_answers_only_requests_for_this_machine():
-    client = TestClient(server.local_app("127.0.0.1"), base_url="http://127.0.0.1:8000")
+    client = TestClient(create_app(allowed_hosts=server.answered_hosts("127.0.0.1", [])),
+                        base_url="http://127.0.0.1:8000")
     _ok(client.get("/api/options"))
     assert client.get("/api/options", headers={"host": "localhost:8000"}).status_code == 200
     _refused(client.get("/api/options", headers={"host": "evil.example"}), 400, "evil.example")
@@ -467,8 +469,8 @@ def test_serve_says_where_and_who_can_reach_it(monkeypatch):
     assert ran and ran[0][0] == "127.0.0.1"
     assert f"http://127.0.0.1:{ran[0][1]}/" in lines[0] and "local only" in lines[0]
     lines.clear()
-    server.serve("0.0.0.0", 0, echo=lines.append)
-    assert "other machines can reach it" in lines[0]
+    server.serve("0.0.0.0", 0, allowed_hosts=["tacocat.lan"], echo=lines.append)
+    assert "other machines can reach it by the names tacocat.lan" in lines[0]
 
 
 def test_serve_refuses_a_port_in_use_and_a_bad_port_in_one_line():

@@ -3,14 +3,19 @@
 Every field of every request body is given values of each wrong kind (null, a boolean, text, a
 fraction, a list, an object, numbers out of range), then come bodies that are not JSON objects,
 wrong content types, oversized bodies, unknown ids and routes, and moves to a game of another
-kind. A case is clear when the answer is a 4xx whose body is exactly `{"error": "one line"}`,
-no game was made and no game changed (its actions and move counter); a 5xx, another body or a
-change is a traceback; a 2xx is a silent acceptance.
+kind, agent specs the server does not serve (issue 36: `trust_pickle`, `torch_threads`, search
+budgets over the caps, policy paths outside the served folders, through `..` or a symlink) and
+text that is not valid Unicode. A case is clear when the answer is a 4xx whose body is exactly
+`{"error": "one line"}`, no game was made, no game changed (its actions and move counter) and
+no setting of the process did (torch's thread count); a 5xx, another body or a change is a
+traceback; a 2xx is a silent acceptance.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -34,12 +39,21 @@ def cases(tmp: Path) -> Iterator[Case]:
         return
 
     from agents.arena import play_game
+    from agents.mlp_agent import CHAMPION
     from agents.registry import make_agent
     from agents.replay import game_to_dict
     from tacocat_env.config import make_config
     from tacocat_web.app import MAX_BODY, create_app
+    from tacocat_web.specs import ServedAgents
 
-    client = TestClient(create_app())
+    served, outside = tmp / "served", tmp / "outside"
+    served.mkdir(exist_ok=True)
+    outside.mkdir(exist_ok=True)
+    shutil.copy(CHAMPION, outside / "policy.npz")
+    (served / "escape.npz").unlink(missing_ok=True)
+    (served / "escape.npz").symlink_to(outside / "policy.npz")
+    (served / "model.zip").write_bytes(b"PK\x05\x06" + bytes(18))  # an empty zip: no model in it
+    client = TestClient(create_app(agents=ServedAgents([served])))
     play = client.post("/api/play", json={"opponent": "random", "seed": 1}).json()
     watch = client.post("/api/watch", json={"agents": ["random", "random"], "preset": "tiny", "seed": 1}).json()
     record = play_game([make_agent("random"), make_agent("random")], seed=1)
@@ -51,9 +65,11 @@ def cases(tmp: Path) -> Iterator[Case]:
     games = {name: store.get(game) for name, game in ids.items()}
 
     def fingerprint() -> tuple:
-        """The games held and every action of the games played (what a request could change)."""
+        """The games held, every action of the games played and torch's thread count (what a
+        request could change)."""
+        torch = sys.modules.get("torch")
         return (len(store), tuple(list(game.state.actions) for game in (games["play"], games["watch"])),
-                games["play"].version)
+                games["play"].version, torch.get_num_threads() if torch else None)
 
     def request(method: str, path: str, body: Any = None, raw: bytes | None = None,
                 kind: str = "application/json") -> Callable[[], object]:
@@ -125,9 +141,23 @@ def cases(tmp: Path) -> Iterator[Case]:
                        (line.replace('"seed":', '"seed":-', 1), "a negative seed"),
                        (line[: len(line) // 2], "a line cut in half")):
         yield Case("web", f"replay: {name}", request("POST", "/api/replay", {"text": text}))
+    model = served / "model.zip"
     for spec in ("nobody", "search:simulations=0", "league:path=/etc/passwd", "ppo:path=" + str(tmp / "none.zip"),
-                 "random:seed=1", "champion:deterministic=maybe"):
+                 "random:seed=1", "champion:deterministic=maybe", f"ppo:path={model},trust_pickle=true",
+                 f"ppo:path={model},torch_threads=7", f"ppo:path={model}", "search:simulations=1000000000",
+                 "search:simulations=1001", "ismcts:simulations=101", "ismcts:rollouts=50",
+                 "counter:samples=100000", "planner:sacrifice_rate=nan", f"league:path={outside / 'policy.npz'}",
+                 f"league:path={served}/../outside/policy.npz", f"league:path={served / 'escape.npz'}",
+                 f"league:path={served}", f"league:path={served / 'none.npz'}",
+                 "league:path=agents/../../../etc/passwd", 'league:path="a\x00b"'):
         yield Case("web", f"play: opponent {spec!r}", request("POST", "/api/play", {"opponent": spec}))
+        yield Case("web", f"watch: agent {spec!r}", request("POST", "/api/watch", {"agents": ["random", spec]}))
+    yield Case("web", "play: a lone surrogate in the opponent",
+               request("POST", "/api/play", raw=b'{"opponent": "random\\ud800"}'))
+    yield Case("web", "play: a lone surrogate in a rules field",
+               request("POST", "/api/play", raw=b'{"opponent": "random", "rules": {"\\udc00": 1}}'))
+    surrogate = json.dumps({**json.loads(line), "agents": ["\ud800", "random"]})
+    yield Case("web", "replay: a lone surrogate in agents", request("POST", "/api/replay", {"text": surrogate}))
     yield Case("web", "play: the champion on a preset", request("POST", "/api/play", {"preset": "skirmish"}))
     for rules, name in (({"deck": {}}, "an empty deck"), ({"board": [4] * 400}, "a board of 400 spaces"),
                         ({"max_rounds": 0}, "max_rounds 0"), ({"tie_policy": "coin"}, "an unknown tie policy")):
