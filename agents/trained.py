@@ -18,12 +18,13 @@ from __future__ import annotations
 import json
 import zipfile
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, model_validator
 
 from agents.base import Agent, AgentInput
+from agents.policy_file import MAX_DIM, MAX_LAYERS, MAX_PARAMETERS
 
 META_NAME = "tacocat.json"
 WEIGHTS_NAME = "policy.pth"
@@ -39,7 +40,7 @@ class PolicyArchitecture(BaseModel):
     """What it takes to rebuild the policy network without unpickling anything."""
 
     model_config = ConfigDict(extra="forbid")
-    net_arch: list[StrictInt] = Field(min_length=1)
+    net_arch: list[Annotated[StrictInt, Field(ge=1, le=MAX_DIM)]] = Field(min_length=1, max_length=MAX_LAYERS)
     activation: Literal["tanh", "relu"]
 
 
@@ -48,9 +49,21 @@ class ModelMetadata(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     ruleset_hash: str
-    observation_size: StrictInt = Field(gt=0)
-    n_actions: StrictInt = Field(gt=0)
+    observation_size: StrictInt = Field(gt=0, le=MAX_DIM)
+    n_actions: StrictInt = Field(gt=0, le=MAX_DIM)
     policy: PolicyArchitecture | None = None
+
+    @model_validator(mode="after")
+    def _bounded_network(self) -> ModelMetadata:
+        """The network this metadata asks to build is at most MAX_PARAMETERS weights (the same
+        bound as a policy file's), checked before anything is allocated."""
+        if self.policy is not None:
+            sizes = [self.observation_size, *self.policy.net_arch]
+            hidden = sum((a + 1) * b for a, b in zip(sizes[:-1], sizes[1:]))
+            heads = (sizes[-1] + 1) * (self.n_actions + 1)  # the policy and value heads
+            if 2 * hidden + heads > MAX_PARAMETERS:  # separate policy and value networks at most
+                raise ValueError(f"the network it describes has over {MAX_PARAMETERS:,} parameters")
+        return self
 
 
 def write_metadata(path: str | Path, metadata: dict[str, Any]) -> None:

@@ -105,6 +105,11 @@ def test_a_spec_cannot_opt_into_trust_by_accident(tmp_path):
         (_metadata(policy=None), "cannot be loaded without unpickling; if you trust the file, pass trust_pickle=true"),
         (_metadata(policy={"net_arch": [16], "activation": "tanh"}), "weights do not fit the architecture"),
         ([1, 2], "tacocat.json must be a JSON object"),
+        # an architecture that would allocate without bound is refused before anything is built
+        (_metadata(policy={"net_arch": [65536, 65536], "activation": "tanh"}), "over 8,388,608 parameters"),
+        (_metadata(policy={"net_arch": [100_000], "activation": "tanh"}), "policy.net_arch.0"),
+        (_metadata(policy={"net_arch": [8] * 33, "activation": "tanh"}), "policy.net_arch"),
+        (_metadata(observation_size=10**9), "observation_size"),
     ],
 )
 def test_bad_metadata_is_a_clear_error_and_runs_nothing(tmp_path, metadata, message):
