@@ -1,7 +1,9 @@
 # One entry point for set-up and tasks. Every target creates the local
 # virtual environment (.venv) on first use. torch is installed first, pinned to 2.13.0:
-# on the project's machines pip finds a CPU build of it; elsewhere pip may take a CUDA build.
+# on the project's machines pip finds a CPU build of it; elsewhere plain PyPI serves the CUDA
+# build, so name PyTorch's CPU wheel index: make test TORCH_INDEX=https://download.pytorch.org/whl/cpu
 PYTHON ?= python3
+TORCH_INDEX ?=
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
@@ -13,7 +15,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) torch==2.13.0
 	$(PY) -m pip install -q -e ".[dev]"
 	touch $(STAMP)
 
