@@ -3,8 +3,7 @@ one config type per backend, told apart by `backend`.
 
 Every experiment has the fields of `ExperimentBase` (`tacocat.train.settings`); its
 backend's own fields sit in that backend's section (`sb3:`, `rllib:`, `league:`). Unknown keys
-and wrong types are errors that name the key; a field of the old flat layout (`vec_env`,
-`selfplay`, ...) names its new place. The resolved config is saved in every run directory, so
+and wrong types are errors that name the key. The resolved config is saved in every run directory, so
 a run reruns from it. Reading YAML files is `tacocat.train.config_files`.
 """
 
