@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 main: $(STAMP)
-	$(PY) -m experiments.main
+	$(PY) -m tacocat.cli.main
 
 test: $(STAMP)
 	$(PY) -m pytest -n 2 -q

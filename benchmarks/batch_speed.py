@@ -1,8 +1,8 @@
-"""Speed of the batch engine (tacocat_env.batch) on this machine's JAX backend, with pgx's
+"""Speed of the batch engine (tacocat.game.batch) on this machine's JAX backend, with pgx's
 `leduc_holdem` at batch 4,096 in the same run as the anchor, under each sampler.
 
 Steps/s = batch x steps / wall time of a jitted `lax.scan` of random auto-reset steps
-(`tacocat_env.batch.rollout.make_rollout`; pgx leduc runs the same loop), after compilation.
+(`tacocat.game.batch.rollout.make_rollout`; pgx leduc runs the same loop), after compilation.
 Compilation is timed on its own. The table also prints the load average, since other
 processes on a shared machine slow every figure down.
 
@@ -52,9 +52,9 @@ import numpy as np  # noqa: E402
 import pgx  # noqa: E402
 from pgx.experimental import auto_reset  # noqa: E402
 
-from tacocat_env.batch import TacocatBatch  # noqa: E402
-from tacocat_env.batch.rollout import make_rollout, policy_actions, random_legal_actions  # noqa: E402
-from tacocat_env.stamp import describe, stamp  # noqa: E402
+from tacocat.game.batch import TacocatBatch  # noqa: E402
+from tacocat.game.batch.rollout import make_rollout, policy_actions, random_legal_actions  # noqa: E402
+from tacocat.stamp import describe, stamp  # noqa: E402
 
 BATCHES = (1, 64, 1024, 4096, 16384, 65536)
 

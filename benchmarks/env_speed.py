@@ -2,8 +2,8 @@
 
 Measured in one run, each for `--seconds` of wall-clock time:
 
-* ``tacocat_env.env()``   -- the wrapped AEC env (what users get), standard AEC loop;
-* ``tacocat_env.raw_env()`` -- the same env without PettingZoo's wrappers;
+* ``tacocat.game.env()``   -- the wrapped AEC env (what users get), standard AEC loop;
+* ``tacocat.raw_env()`` -- the same env without PettingZoo's wrappers;
 * the raw engine         -- ``new_game`` / ``legal_actions`` / ``apply_action``, no observations;
 * ``pettingzoo.classic.leduc_holdem_v4`` and ``connect_four_v3`` -- same loop as env().
 
@@ -48,10 +48,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-import tacocat_env  # noqa: E402
-from tacocat_env.config import make_config  # noqa: E402
-from tacocat_env.engine import apply_action, legal_actions, new_game  # noqa: E402
-from tacocat_env.stamp import describe, stamp  # noqa: E402
+import tacocat  # noqa: E402
+from tacocat.game.config import make_config  # noqa: E402
+from tacocat.game.engine import apply_action, legal_actions, new_game  # noqa: E402
+from tacocat.stamp import describe, stamp  # noqa: E402
 
 ENV_TARGET_RATIO = 3.0
 ENGINE_TARGET = 40_000.0
@@ -150,7 +150,7 @@ def aec_runner(name: str, make: Callable[[], object], seed: int) -> Runner:
 
 
 def engine_runner(seed: int) -> Runner:
-    config = tacocat_env.make_config()
+    config = tacocat.make_config()
     rng = np.random.default_rng(seed)
     play_engine_game(config, rng)  # warm-up
     return Runner(ENGINE_NAME, "transitions", lambda: play_engine_game(config, rng))
@@ -189,7 +189,7 @@ def reference_makers() -> dict[str, Callable[[], object] | str]:
 # ---------------------------------------------------------------------------------------
 def build_rows(results: list[Result], missing: dict[str, str]) -> tuple[list[list[str]], dict[str, bool | None]]:
     by_name = {r.name: r for r in results}
-    env_r = by_name["tacocat_env.env()"]
+    env_r = by_name["tacocat.env()"]
     leduc = by_name.get("pettingzoo leduc_holdem_v4.env()")
     engine = by_name[ENGINE_NAME]
     ratio = env_r.steps_per_s / leduc.steps_per_s if leduc else None
@@ -262,14 +262,14 @@ def load_average() -> str:
 def machine_line(args: argparse.Namespace, load_before: str) -> str:
     return (f"{time.strftime('%Y-%m-%d %H:%M %Z')}; {describe(stamp(make_config(None)))}; "
             f"{platform.python_implementation()}, {platform.system()} {platform.machine()}, {os.cpu_count()} cores, "
-            f"tacocat_env {tacocat_env.__version__}; "
+            f"tacocat {tacocat.__version__}; "
             f"{args.seconds:g} s per measurement (interleaved), seed {args.seed}; "
             f"load average 1/5/15 min before {load_before}, after {load_average()}")
 
 
 def profile_env(games: int, seed: int, top: int = 20) -> str:
     """cProfile of the env() loop over `games` games, functions sorted by own time."""
-    env = tacocat_env.env()
+    env = tacocat.env()
     rng = np.random.default_rng(seed)
     env.reset(seed=seed)
     profiler = cProfile.Profile()
@@ -294,8 +294,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     runners = [
-        aec_runner("tacocat_env.env()", tacocat_env.env, args.seed),
-        aec_runner("tacocat_env.raw_env()", tacocat_env.raw_env, args.seed),
+        aec_runner("tacocat.env()", tacocat.env, args.seed),
+        aec_runner("tacocat.raw_env()", tacocat.raw_env, args.seed),
         engine_runner(args.seed),
     ]
     missing: dict[str, str] = {}
@@ -312,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     caption = machine_line(args, load_before)
     (print_markdown if args.markdown else print_table)(rows, caption)
     if args.profile:
-        print(f"\ncProfile of the tacocat_env.env() loop, {args.profile} games, by own time:")
+        print(f"\ncProfile of the tacocat.env() loop, {args.profile} games, by own time:")
         print(profile_env(args.profile, args.seed))
     if args.check and not all(verdicts.values()):
         return 1

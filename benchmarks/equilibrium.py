@@ -5,16 +5,16 @@
     python -m benchmarks.equilibrium --write                           # also the JSON and the PNG
     python -m benchmarks.equilibrium --from-json docs/results/equilibrium_jumbo.json   # render only
 
-Every method is a training config: `experiments/configs/league_preset.yaml` with the preset's
+Every method is a training config: `tacocat/train/configs/league_preset.yaml` with the preset's
 rules, the seed, `--steps` env steps and the method's overrides (`METHODS`), evaluated every
 `--every` steps with `eval.nash_conv: sampling` (the run loop writes the exact NashConv of the
-policy's action probabilities to exploitability.csv; `tacocat_env.exact`). The wall time of a
+policy's action probabilities to exploitability.csv; `tacocat.analysis`). The wall time of a
 point is the run's summed iteration seconds up to it (training only: the exact evaluations are
-not counted). CFR+ (`tacocat_env.exact.cfr`) on the same tree is the anchor on the time axis.
+not counted). CFR+ (`tacocat.analysis.cfr`) on the same tree is the anchor on the time axis.
 
 Reported per method and seed: the NashConv reached, the env steps and seconds to the target
 (`--target` times the uniform random policy's NashConv; issue 26 asks for 5 %), and the curve.
-Prints a markdown table stamped (`tacocat_env.stamp`) with the load average; `--write` writes
+Prints a markdown table stamped (`tacocat.stamp`) with the load average; `--write` writes
 docs/results/equilibrium_<preset>.json and docs/img/equilibrium_<preset>.png.
 """
 
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIG = ROOT / "experiments" / "configs" / "league_preset.yaml"
+CONFIG = ROOT / "tacocat" / "train" / "configs" / "league_preset.yaml"
 RESULTS = ROOT / "docs" / "results" / "equilibrium_{preset}.json"
 PLOT = ROOT / "docs" / "img" / "equilibrium_{preset}.png"
 #: method -> the `--set` overrides of league_preset.yaml that make it
@@ -48,9 +48,9 @@ def train_curve(preset: str, method: str, seed: int, steps: int, every: int, out
     """One training run of `method`: [(env steps, training seconds, NashConv)] at every evaluation."""
     import yaml
 
-    from experiments.common.config import load_experiment
-    from experiments.common.loop import train
-    from tacocat_env.presets import preset_rules
+    from tacocat.train.config import load_experiment
+    from tacocat.train.loop import train
+    from tacocat.game.presets import preset_rules
 
     config = out / f"{method}_{preset}_{seed}.yaml"
     config.write_text(yaml.safe_dump({
@@ -83,9 +83,9 @@ def first_below(points: list[dict[str, float]], target: float) -> dict[str, floa
 
 def run(preset: str, methods: list[str], seeds: list[int], steps: int, every: int, cfr_seconds: float,
         target_share: float) -> dict[str, Any]:
-    from tacocat_env.exact.best_response import nash_conv
-    from tacocat_env.exact.store import load_tree
-    from tacocat_env.presets import preset_config
+    from tacocat.analysis.best_response import nash_conv
+    from tacocat.analysis.store import load_tree
+    from tacocat.game.presets import preset_config
 
     tree = load_tree(preset_config(preset))
     uniform = nash_conv(tree, tree.uniform_policy())
@@ -183,8 +183,8 @@ def main() -> None:
         results, info = saved["results"], saved["stamp"]
     else:
         from benchmarks.exact_solve import load_average
-        from tacocat_env.presets import preset_config
-        from tacocat_env.stamp import stamp
+        from tacocat.game.presets import preset_config
+        from tacocat.stamp import stamp
 
         # stamped before the runs: the commit that trained them, even if one lands meanwhile
         info = {**stamp(preset_config(args.preset)),

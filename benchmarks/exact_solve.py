@@ -8,18 +8,18 @@
     python benchmarks/exact_solve.py --from-json docs/results/exact_solve.json   # render only
 
 For every ruleset, in a fresh process (so that its peak memory is its own): the size check
-(`tacocat_env.exact.store.check_enumerable`), the enumeration of the tree
-(`tacocat_env.exact.tree.enumerate_tree`; the cache is not used, so the time is measured), its
+(`tacocat.analysis.store.check_enumerable`), the enumeration of the tree
+(`tacocat.analysis.tree.enumerate_tree`; the cache is not used, so the time is measured), its
 size (histories, decision nodes, information states, the most legal actions), then
-`tacocat_env.exact.cfr.CFRSolver` (CFR+) until the NashConv of its average policy is at most
+`tacocat.analysis.cfr.CFRSolver` (CFR+) until the NashConv of its average policy is at most
 `--target`, checked after iterations spaced geometrically (each check is an exact best response,
-`tacocat_env.exact.best_response.nash_conv`), or until `--max-seconds` of solving. Reported:
+`tacocat.analysis.best_response.nash_conv`), or until `--max-seconds` of solving. Reported:
 iterations and solver seconds to the target (checks not counted; wall seconds with them), the
 final NashConv, the process's peak memory. As an anchor, OpenSpiel's C++ `CFRPlusSolver` on
 its `cached_tree` of the same game, seconds per iteration over a few iterations (`--anchor`;
 building its cached tree is timed apart), next to ours.
 
-Prints a markdown table, stamped (`tacocat_env.stamp`: commit, versions) with the load average
+Prints a markdown table, stamped (`tacocat.stamp`: commit, versions) with the load average
 (the machine is shared); `--write` writes docs/results/exact_solve.json and
 docs/img/exact_cfr_plus.png (NashConv against solver seconds and against iterations, log-log,
 one line per ruleset).
@@ -59,13 +59,13 @@ def check_points(growth: float = 1.2):
 
 def cfr_plus_curve(tree: Any, points: Iterable[int], target: float = 0.0, max_seconds: float = math.inf,
                    on_point: Callable[[dict[str, float]], None] | None = None) -> list[dict[str, float]]:
-    """CFR+ (`tacocat_env.exact.cfr.CFRSolver`) on `tree`, the NashConv of its average policy
+    """CFR+ (`tacocat.analysis.cfr.CFRSolver`) on `tree`, the NashConv of its average policy
     checked after each iteration count of `points` (an exact best response each), until it is at
     most `target`, `max_seconds` of solving have passed or `points` ends. One point per check:
     iterations, nash_conv, seconds (solving only) and wall_s (with the checks); `on_point` sees
     each as it comes."""
-    from tacocat_env.exact.best_response import nash_conv
-    from tacocat_env.exact.cfr import CFRSolver
+    from tacocat.analysis.best_response import nash_conv
+    from tacocat.analysis.cfr import CFRSolver
 
     solver, solving, curve = CFRSolver(tree, plus=True), 0.0, []
     wall_start = time.perf_counter()
@@ -88,10 +88,10 @@ def solve(name: str, rules_spec: dict[str, Any] | None, target: float, max_secon
     """Everything measured for one ruleset (run in its own process)."""
     from tqdm import tqdm
 
-    from tacocat_env.config import make_config
-    from tacocat_env.exact.store import check_enumerable
-    from tacocat_env.exact.tree import enumerate_tree
-    from tacocat_env.presets import preset_config
+    from tacocat.game.config import make_config
+    from tacocat.analysis.store import check_enumerable
+    from tacocat.analysis.tree import enumerate_tree
+    from tacocat.game.presets import preset_config
 
     rules = preset_config(name) if rules_spec is None else make_config(rules_spec)
     result: dict[str, Any] = {"name": name, "ruleset_hash": rules.ruleset_hash(),
@@ -130,10 +130,10 @@ def openspiel_anchor(rules, tree, iterations: int) -> dict[str, Any]:
     ours after the same iterations: the solvers agree iterate by iterate)."""
     import pyspiel
 
-    from tacocat_env.exact.best_response import nash_conv
-    from tacocat_env.exact.cfr import CFRSolver
-    from tacocat_env.exact.tabular import from_policy_table
-    from tacocat_env.openspiel import GAME_NAME, game_params
+    from tacocat.analysis.best_response import nash_conv
+    from tacocat.analysis.cfr import CFRSolver
+    from tacocat.analysis.tabular import from_policy_table
+    from tacocat.game.openspiel import GAME_NAME, game_params
 
     params = ",".join(f"{k}={v}" for k, v in game_params(rules).items())
     start = time.perf_counter()
@@ -156,7 +156,7 @@ def load_average() -> str:
 
 
 def table(results: list[dict[str, Any]], info: dict[str, Any]) -> str:
-    from tacocat_env.stamp import describe
+    from tacocat.stamp import describe
 
     lines = [
         ("| ruleset | hash | histories | decision nodes | info states | max actions | size check | enumeration "
@@ -230,7 +230,7 @@ def main() -> None:
         saved = json.loads(args.from_json.read_text())
         results, info = saved["results"], saved["stamp"]
     else:
-        from tacocat_env.stamp import stamp
+        from tacocat.stamp import stamp
 
         info = {**stamp(), "load_average": load_average(), "target": args.target,
                 "command": "python benchmarks/exact_solve.py " + shlex.join(sys.argv[1:])}

@@ -32,7 +32,7 @@ def pairings() -> list[tuple[str, str]]:
 def play(a: str, b: str, seed: int = SEED, deal_pairs: int = DEAL_PAIRS) -> dict[str, Any]:
     """The golden record of one pairing: win counts, A's points per deal ("seat-0 game/seat-1
     game", one token per deal) and the mean game length."""
-    from agents.evaluation import match
+    from tacocat.evaluation.matches import match
 
     m = match(a, b, deal_pairs=deal_pairs, seed=seed, progress=False)
     return {"wins_a": m.wins_a, "wins_b": m.wins_b, "draws": m.draws,
@@ -40,7 +40,7 @@ def play(a: str, b: str, seed: int = SEED, deal_pairs: int = DEAL_PAIRS) -> dict
 
 
 def compute() -> dict[str, Any]:
-    from tacocat_env.config import make_config
+    from tacocat.game.config import make_config
 
     return {"seed": SEED, "deal_pairs": DEAL_PAIRS, "ruleset_hash": make_config(None).ruleset_hash(),
             "results": {f"{a} vs {b}": play(a, b) for a, b in pairings()}}

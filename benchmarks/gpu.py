@@ -6,7 +6,7 @@ steps/s, and the time the league takes to train a policy that beats `search`.
     python benchmarks/gpu.py --quick         # tiny sizes: checks the script on any machine (CPU too)
 
 It prints the backend, and which forms the backend-specific helpers trace (`xla.cpu_forms()`:
-the XLA:CPU tricks only on CPU, the plain forms elsewhere, tacocat_env/batch/xla.py) and the
+the XLA:CPU tricks only on CPU, the plain forms elsewhere, tacocat/game/batch/xla.py) and the
 samplers: `uniform` (k-th legal action), `categorical` (`jax.random.categorical`, one Gumbel per
 action) and `policy` (the league's inverse-CDF sampler, one uniform number per row), so that the
 cheapest exact policy sampler on this backend is measured, not assumed.
@@ -30,11 +30,11 @@ from pathlib import Path
 import jax
 
 from benchmarks.batch_speed import SAMPLERS, measure, pgx_rollout, steps_for
-from experiments.common.config import load_experiment
-from experiments.league.trainer import LeagueTrainer, export_policy
-from tacocat_env.batch import TacocatBatch, xla
-from tacocat_env.batch.rollout import make_rollout
-from tacocat_env.stamp import describe, stamp
+from tacocat.train.config import load_experiment
+from tacocat.train.league.trainer import LeagueTrainer, export_policy
+from tacocat.game.batch import TacocatBatch, xla
+from tacocat.game.batch.rollout import make_rollout
+from tacocat.stamp import describe, stamp
 
 
 def load() -> str:
@@ -94,7 +94,7 @@ def league_speed(args: argparse.Namespace) -> float:
 def time_to_beat_search(args: argparse.Namespace, deadline: float, compile_s: float) -> None:
     """`compile_s`: the league part's first iteration (the same config: this run reuses its
     compiled iteration), counted in the training time."""
-    from agents.evaluation import match
+    from tacocat.evaluation.matches import match
 
     config = league_config(args, [])
     trainer = LeagueTrainer(config)
@@ -134,7 +134,7 @@ def main() -> None:
                         help="policy-style samplers measured at the largest batch (uniform runs at every batch)")
     parser.add_argument("--budget", type=int, default=1 << 24, help="env steps per timed engine run")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--config", default="experiments/configs/league.yaml")
+    parser.add_argument("--config", default="tacocat/train/configs/league.yaml")
     parser.add_argument("--envs", type=int, default=4096, help="the league's games per iteration")
     parser.add_argument("--n-steps", type=int, default=128)
     parser.add_argument("--max-steps", type=int, default=40_000_000, help="the time-to-beat run's total_timesteps")

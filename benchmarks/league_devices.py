@@ -1,5 +1,5 @@
 """League training on 1 and on N JAX devices in the same run (`league.devices`,
-experiments/league/devices.py): env steps/s of a whole training iteration (`LeagueTrainer.iterate`:
+tacocat/train/league/devices.py): env steps/s of a whole training iteration (`LeagueTrainer.iterate`:
 the jitted rollout, advantages and updates, plus the host's snapshot draw and metrics), best of
 `--repeats` after compilation (the device counts take turns), and the speed-up over one device.
 It prints the machine's idle and stolen CPU shares over the timed iterations: a run on N devices
@@ -34,9 +34,9 @@ if _max_devices(sys.argv[1:]) > 1:
 
 import jax  # noqa: E402
 
-from experiments.common.config import load_experiment  # noqa: E402
-from experiments.league.trainer import LeagueTrainer  # noqa: E402
-from tacocat_env.stamp import describe, stamp  # noqa: E402
+from tacocat.train.config import load_experiment  # noqa: E402
+from tacocat.train.league.trainer import LeagueTrainer  # noqa: E402
+from tacocat.stamp import describe, stamp  # noqa: E402
 
 
 def load() -> str:
@@ -84,7 +84,7 @@ def timed(trainer: LeagueTrainer) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default="experiments/configs/league_devices.yaml")
+    parser.add_argument("--config", default="tacocat/train/configs/league_devices.yaml")
     parser.add_argument("--set", dest="overrides", action="append", default=[], help="KEY=VALUE override")
     parser.add_argument("--devices", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--repeats", type=int, default=5)

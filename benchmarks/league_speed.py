@@ -1,5 +1,5 @@
 """Speed of league training (experiments/league) on this machine's JAX backend, with the batch
-engine's random-legal rollout (`tacocat_env.batch.rollout.make_rollout`) at the same batch and
+engine's random-legal rollout (`tacocat.game.batch.rollout.make_rollout`) at the same batch and
 rollout length in the same run as the anchor.
 
 Training steps/s = n_envs x n_steps / wall time of one jitted league iteration (rollout with the
@@ -7,7 +7,7 @@ league's opponents, advantages, `n_epochs` of minibatch updates), best of `--rep
 compilation. Compilation is timed on its own; the load average is printed, since other processes
 on a shared machine slow every figure down.
 
-    python benchmarks/league_speed.py                                   # experiments/configs/league.yaml
+    python benchmarks/league_speed.py                                   # tacocat/train/configs/league.yaml
     python benchmarks/league_speed.py --set n_envs=2048 --set algo.n_epochs=2
 """
 
@@ -21,11 +21,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from experiments.common.config import load_experiment
-from experiments.league.ppo import init_runner
-from experiments.league.trainer import SnapshotPool, build, coefficients
-from tacocat_env.batch.rollout import make_rollout
-from tacocat_env.stamp import describe, stamp
+from tacocat.train.config import load_experiment
+from tacocat.train.league.ppo import init_runner
+from tacocat.train.league.trainer import SnapshotPool, build, coefficients
+from tacocat.game.batch.rollout import make_rollout
+from tacocat.stamp import describe, stamp
 
 
 def best_of(fn, repeats: int) -> float:
@@ -39,7 +39,7 @@ def best_of(fn, repeats: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default="experiments/configs/league.yaml")
+    parser.add_argument("--config", default="tacocat/train/configs/league.yaml")
     parser.add_argument("--set", dest="overrides", action="append", default=[], help="KEY=VALUE override")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()

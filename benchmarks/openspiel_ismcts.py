@@ -2,12 +2,12 @@
 
     python benchmarks/openspiel_ismcts.py --agent ismcts:simulations=50 --games 20 --write-docs
 
-Duplicate matches (agents/evaluation.py): every deal is played twice with the seats swapped.
+Duplicate matches (tacocat/evaluation/matches.py): every deal is played twice with the seats swapped.
 For each opponent it prints ISMCTS's score (draws count half), the 95% Wilson interval over
 games and the 95% interval over deal pairs (mean of the per-pair score, normal approximation:
 the deal pair is the unit of the duplicate format). `--write-docs` writes
 docs/openspiel_ismcts.json and the table into docs/OPENSPIEL.md (between its "ismcts"
-markers), stamped (`tacocat_env.stamp`: commit, versions) with the ruleset hash.
+markers), stamped (`tacocat.stamp`: commit, versions) with the ruleset hash.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.evaluation import match
-from agents.stats import z_value
+from tacocat.evaluation.matches import match
+from tacocat.evaluation.stats import z_value
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))

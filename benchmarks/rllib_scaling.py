@@ -24,10 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from tacocat_env.stamp import describe, stamp
+from tacocat.stamp import describe, stamp
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIG = ROOT / "experiments" / "configs" / "rllib_selfplay.yaml"
+CONFIG = ROOT / "tacocat" / "train" / "configs" / "rllib_selfplay.yaml"
 
 
 def load1() -> float:
@@ -35,7 +35,7 @@ def load1() -> float:
 
 
 def adapter_steps_per_s(seconds: float, opponents: tuple[str, ...] = ()) -> float:
-    from experiments.rllib.env import TacocatMultiAgentEnv
+    from tacocat.train.rllib.env import TacocatMultiAgentEnv
 
     env, rng = TacocatMultiAgentEnv({"opponents": list(opponents)}), np.random.default_rng(0)
     obs, _ = env.reset(seed=0)
@@ -65,8 +65,8 @@ def leduc_steps_per_s(seconds: float) -> float:
 
 
 def measure(runners: int, batch: int, iterations: int, fraction: float, envs: int) -> dict:
-    from experiments.common.config import load_experiment
-    from experiments.rllib.trainer import build_algo_config
+    from tacocat.train.config import load_experiment
+    from tacocat.train.rllib.trainer import build_algo_config
 
     config = load_experiment(CONFIG, overrides=[f"rllib.env_runners={runners}", f"rllib.train_batch_size={batch}",
                                                 f"rllib.selfplay_fraction={fraction}",

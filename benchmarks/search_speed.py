@@ -12,10 +12,10 @@ from __future__ import annotations
 import argparse
 import time
 
-from agents.arena import play_game
-from agents.registry import make_agent
-from tacocat_env.config import make_config
-from tacocat_env.stamp import describe, stamp
+from tacocat.evaluation.arena import play_game
+from tacocat.agents.registry import make_agent
+from tacocat.game.config import make_config
+from tacocat.stamp import describe, stamp
 
 
 def main() -> None:

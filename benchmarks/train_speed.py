@@ -22,9 +22,9 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3 import PPO
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from experiments.common.config import load_experiment
-from experiments.sb3.gym_env import make_env_fn
-from tacocat_env.stamp import describe, stamp
+from tacocat.train.config import load_experiment
+from tacocat.train.gym_env import make_env_fn
+from tacocat.stamp import describe, stamp
 
 
 class AllLegal(gym.Wrapper):
@@ -34,7 +34,7 @@ class AllLegal(gym.Wrapper):
         return np.ones(self.action_space.n, dtype=bool)
 
 
-CONFIG = Path(__file__).resolve().parents[1] / "experiments" / "configs" / "ppo_vs_heuristics.yaml"
+CONFIG = Path(__file__).resolve().parents[1] / "tacocat" / "train" / "configs" / "ppo_vs_heuristics.yaml"
 
 
 def fps(algo_cls, env, config, timesteps: int) -> float:

@@ -38,7 +38,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 PATH = ROOT / "tests" / "data" / "training_golden.json"
-CONFIGS = ROOT / "experiments" / "configs"
+CONFIGS = ROOT / "tacocat" / "train" / "configs"
 #: name -> (config, overrides): the runs pinned
 RUNS: dict[str, tuple[str, list[str]]] = {
     "league_smoke": ("league_smoke.yaml", []),
@@ -144,7 +144,7 @@ def run(name: str, root: Path) -> Path:
     """Train golden run `name` under `root` through the CLI; its run directory."""
     from typer.testing import CliRunner
 
-    from experiments.cli import app
+    from tacocat.cli.app import app
 
     config, overrides = RUNS[name]
     args = ["train", "--config", str(CONFIGS / config), "--no-progress", "--set", f"run_root={root / name}"]

@@ -35,11 +35,11 @@ from pathlib import Path
 
 import httpx2
 
-from agents.arena import play_game
-from agents.registry import make_agent
-from agents.replay import game_to_dict
-from tacocat_env.config import make_config
-from tacocat_env.stamp import describe, stamp
+from tacocat.evaluation.arena import play_game
+from tacocat.agents.registry import make_agent
+from tacocat.evaluation.game_files import game_to_dict
+from tacocat.game.config import make_config
+from tacocat.stamp import describe, stamp
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -49,7 +49,7 @@ CHROMIUM = "/usr/bin/chromium"
 def served() -> Iterator[str]:
     """`tacocat serve --port 0` in a child process; yields its address."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    child = subprocess.Popen([sys.executable, "-m", "experiments.cli", "serve", "--port", "0"], cwd=ROOT, env=env,
+    child = subprocess.Popen([sys.executable, "-m", "tacocat.cli.app", "serve", "--port", "0"], cwd=ROOT, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         line = child.stdout.readline()

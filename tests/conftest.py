@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 
-from agents.base import Agent, AgentInput
-from agents.registry import register
-from tacocat_env import GameState, RulesConfig, apply_action, legal_actions, new_game
-from tacocat_env.engine import Phase
+from tacocat.agents.base import Agent, AgentInput
+from tacocat.agents.registry import register
+from tacocat import GameState, RulesConfig, apply_action, legal_actions, new_game
+from tacocat.game.engine import Phase
 
 DEFAULT = RulesConfig()
 

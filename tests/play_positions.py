@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import AgentInput
-from agents.registry import make_agent
-from tacocat_env.config import RulesConfig
-from tacocat_env.engine import apply_action, legal_actions, new_game
+from tacocat.agents.base import AgentInput
+from tacocat.agents.registry import make_agent
+from tacocat.game.config import RulesConfig
+from tacocat.game.engine import apply_action, legal_actions, new_game
 
 
 def mixed_play_positions(config: RulesConfig, count: int, seed: int, guide: str = "planner") -> list[AgentInput]:

@@ -16,9 +16,9 @@ from functools import cache
 import numpy as np
 import pyspiel
 
-from tacocat_env.exact.tree import GameTree, enumerate_tree
-from tacocat_env.openspiel import GAME_NAME
-from tacocat_env.presets import preset_config
+from tacocat.analysis.tree import GameTree, enumerate_tree
+from tacocat.game.openspiel import GAME_NAME
+from tacocat.game.presets import preset_config
 
 
 @cache

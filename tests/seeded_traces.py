@@ -19,10 +19,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from conftest import random_action, snapshot  # noqa: E402
-from tacocat_env import apply_action, make_config, new_game  # noqa: E402
-from tacocat_env.config import RulesConfig  # noqa: E402
-from tacocat_env.presets import preset_config  # noqa: E402
-from tacocat_env.view import player_view, sample_state  # noqa: E402
+from tacocat import apply_action, make_config, new_game  # noqa: E402
+from tacocat.game.config import RulesConfig  # noqa: E402
+from tacocat.game.presets import preset_config  # noqa: E402
+from tacocat.game.view import player_view, sample_state  # noqa: E402
 
 PATH = Path(__file__).parent / "data" / "seeded_traces.json"
 CONFIGS: dict[str, RulesConfig] = {
@@ -79,7 +79,7 @@ def _node(state) -> list:
 
 def spiel_tree(preset: str) -> list[list]:
     """Every node of a preset's OpenSpiel game tree, depth first."""
-    from tacocat_env.openspiel import load_game
+    from tacocat.game.openspiel import load_game
 
     out, stack = [], [load_game(preset).new_initial_state()]
     while stack:
@@ -93,7 +93,7 @@ def spiel_tree(preset: str) -> list[list]:
 
 def spiel_walk(preset: str | None, seed: int) -> list[list]:
     """Every node of one OpenSpiel game, chance outcomes drawn with their probabilities."""
-    from tacocat_env.openspiel import load_game
+    from tacocat.game.openspiel import load_game
 
     rng = np.random.default_rng(seed)
     state = load_game(preset).new_initial_state()

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 
 from conftest import rules_configs
-from tacocat_env import ActionCodec, Move, RulesConfig
+from tacocat import ActionCodec, Move, RulesConfig
 
 
 def expected_size(cfg: RulesConfig) -> int:

@@ -15,11 +15,11 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.base import AgentInput
+from tacocat.agents.base import AgentInput
 from conftest import DEFAULT, random_game, rules_configs, sample_states, seeds
-from tacocat_env import GameState, encode
-from tacocat_env.observation import encode_view
-from tacocat_env.view import player_view
+from tacocat import GameState, encode
+from tacocat.game.observation import encode_view
+from tacocat.game.view import player_view
 
 
 def reachable(root: object, limit: int = 200_000) -> list[object]:

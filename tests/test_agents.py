@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.arena import play_game
-from agents.base import AgentInput
-from agents.registry import list_agents, make_agent
-from agents.search import SearchAgent, play_out_round, rollout_action
-from tacocat_env.engine import Phase, apply_action, legal_actions, new_game
-from tacocat_env.positions import setup_position
-from tacocat_env.view import opponent_bounds, player_view, sample_state
+from tacocat.evaluation.arena import play_game
+from tacocat.agents.base import AgentInput
+from tacocat.agents.registry import list_agents, make_agent
+from tacocat.agents.search import SearchAgent, play_out_round, rollout_action
+from tacocat.game.engine import Phase, apply_action, legal_actions, new_game
+from tacocat.game.positions import setup_position
+from tacocat.game.view import opponent_bounds, player_view, sample_state
 
 LADDER = ["random", "highcard", "planner", "counter", "search:simulations=8"]
 
@@ -150,7 +150,7 @@ def test_rollout_plays_out_exactly_one_round():
 def test_rollout_replaces_and_duels_as_the_counter(params):
     """The rollout's replace (R4.3) and duel (R5.1) moves are the counter's, at its defaults or
     at given parameters: the counter's own-cards rules are defined once (`CounterRules`)."""
-    from agents.heuristic import CardCounterAgent, CounterRules
+    from tacocat.agents.heuristic import CardCounterAgent, CounterRules
 
     counter = CardCounterAgent(**params)
     rollout_args = (CounterRules(**params),) if params else ()  # no parameters: the rollout's default
@@ -192,7 +192,7 @@ def test_search_belief_modes_play_legal_deterministic_games(belief):
 
 def test_search_belief_controls_the_sampler(monkeypatch):
     """on: every world under the belief; off: none; soft: a mixture at `soft_weight`."""
-    import agents.search as search_module
+    import tacocat.agents.search as search_module
 
     calls = []
     real = search_module.sample_state
@@ -235,7 +235,7 @@ def _hand(*values: int, n_values: int = 12) -> list[int]:
 def test_counter_duels_above_its_low_reserves():
     """The counter's duel card (R5.1): the lowest spare card at value index >= duel_from; one
     keeper copy is never spent; duel_from=0 is the earlier rule (lowest spare card)."""
-    from agents.heuristic import cheapest_duel_card
+    from tacocat.agents.heuristic import cheapest_duel_card
 
     assert cheapest_duel_card(_hand(0, 1, 5, 9), duel_from=3) == 5     # 1 kept as a reserve
     assert cheapest_duel_card(_hand(0, 1, 5, 9), duel_from=0) == 1
@@ -247,7 +247,7 @@ def test_counter_duels_above_its_low_reserves():
 
 def test_counter_redraws_a_weak_keeper_last():
     """R4.3: middle cards first, then the keeper when its value index is in [keeper_from, keep_from)."""
-    from agents.heuristic import middle_cards_to_replace, replacement_with_weak_keeper
+    from tacocat.agents.heuristic import middle_cards_to_replace, replacement_with_weak_keeper
 
     assert replacement_with_weak_keeper(_hand(4, 5, 9, 10), 7, 4) == [5, 4]
     assert replacement_with_weak_keeper(_hand(3, 5, 9, 10), 7, 4) == [5]      # a strong keeper stays

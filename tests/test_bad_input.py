@@ -7,9 +7,9 @@ import numpy as np
 import pydantic
 import pytest
 
-import tacocat_env
+import tacocat
 from conftest import DEFAULT, act, random_game, snapshot
-from tacocat_env import (
+from tacocat import (
     ActionOutOfRangeError, GameOverError, IllegalActionError, InvalidPositionError, NotYourTurnError,
     RulesConfig, TacocatError, apply_action, legal_actions, make_config, new_game, setup_position,
 )
@@ -104,7 +104,7 @@ def test_errors_are_value_errors():
 
 
 def test_env_rejects_bad_actions_and_keeps_state():
-    e = tacocat_env.env()
+    e = tacocat.env()
     e.reset(seed=3)
     raw = e.unwrapped
     before = snapshot(raw.game)
@@ -115,7 +115,7 @@ def test_env_rejects_bad_actions_and_keeps_state():
 
 
 def test_env_step_after_game_over_only_accepts_none():
-    e = tacocat_env.env(max_rounds=1)
+    e = tacocat.env(max_rounds=1)
     e.reset(seed=0)
     rng = np.random.default_rng(0)
     while not e.unwrapped.game.is_over:
@@ -157,7 +157,7 @@ def test_malformed_config_is_a_clear_error(kwargs, message):
     with pytest.raises(pydantic.ValidationError, match=message):
         RulesConfig(**kwargs)
     with pytest.raises(ValueError, match=message):
-        tacocat_env.env(**kwargs)
+        tacocat.env(**kwargs)
 
 
 def test_make_config_rejects_other_types_and_non_mapping_yaml(tmp_path):

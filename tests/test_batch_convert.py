@@ -17,11 +17,11 @@ pytest.importorskip("jax")
 pytest.importorskip("pgx")
 
 from conftest import DEFAULT, card_counts, resample_hidden, rules_configs, seeds, walk  # noqa: E402
-from tacocat_env import InvalidPositionError, Phase, RulesConfig, new_game, setup_position  # noqa: E402
-from tacocat_env.batch import TacocatBatch  # noqa: E402
-from tacocat_env.batch.convert import check_game_state  # noqa: E402
-from tacocat_env.batch.tables import compile_tables  # noqa: E402
-from tacocat_env.engine import card_counts as engine_card_counts  # noqa: E402
+from tacocat import InvalidPositionError, Phase, RulesConfig, new_game, setup_position  # noqa: E402
+from tacocat.game.batch import TacocatBatch  # noqa: E402
+from tacocat.game.batch.convert import check_game_state  # noqa: E402
+from tacocat.game.batch.tables import compile_tables  # noqa: E402
+from tacocat.game.engine import card_counts as engine_card_counts  # noqa: E402
 
 TABLES = compile_tables(DEFAULT)
 DEFAULT_VALUES = TABLES.rules.values

@@ -1,9 +1,9 @@
-"""The batch engine (tacocat_env.batch, JAX + pgx) against the reference engine.
+"""The batch engine (tacocat.game.batch, JAX + pgx) against the reference engine.
 
 Differential: both engines play the same random legal moves from the same deal, in lockstep,
 and every decision is compared (mask, both observations bit for bit, rewards, flags, player to
 act); new rounds are re-synced from the reference's deal (the shufflers differ). The loop and
-its comparisons live in `tacocat_env.batch.verify` (also run at scale from the command line).
+its comparisons live in `tacocat.game.batch.verify` (also run at scale from the command line).
 Rule numbers cite RULES_REFERENCE.md.
 """
 
@@ -21,13 +21,13 @@ pgx = pytest.importorskip("pgx")
 import jax.numpy as jnp  # noqa: E402
 
 from conftest import DEFAULT, resample_hidden, sample_states  # noqa: E402
-from tacocat_env import Phase, RulesConfig, apply_action, encode, legal_actions, new_game, setup_position  # noqa: E402
-from tacocat_env.batch import ConfigNotCompilableError, TacocatBatch, core  # noqa: E402
-from tacocat_env.batch.convert import draw_pile, game_fields  # noqa: E402
-from tacocat_env.batch.rollout import make_rollout, random_legal_actions  # noqa: E402
-from tacocat_env.batch.verify import FAST_COMPILE, compiled_functions, lockstep, lockstep_from  # noqa: E402
-from tacocat_env.observation import ObservationLayout  # noqa: E402
-from tacocat_env.ruleset import compile_rules  # noqa: E402
+from tacocat import Phase, RulesConfig, apply_action, encode, legal_actions, new_game, setup_position  # noqa: E402
+from tacocat.game.batch import ConfigNotCompilableError, TacocatBatch, core  # noqa: E402
+from tacocat.game.batch.convert import draw_pile, game_fields  # noqa: E402
+from tacocat.game.batch.rollout import make_rollout, random_legal_actions  # noqa: E402
+from tacocat.game.batch.verify import FAST_COMPILE, compiled_functions, lockstep, lockstep_from  # noqa: E402
+from tacocat.game.observation import ObservationLayout  # noqa: E402
+from tacocat.game.ruleset import compile_rules  # noqa: E402
 
 VARIANTS = {
     "leading_arrows_arrow_player_wins": dict(arrow_policy="leading", tie_policy="arrow_player_wins"),
@@ -186,7 +186,7 @@ def test_bad_input_clear_errors(env):
         env.step(state, jnp.int32(1), jnp.zeros(3, jnp.float32))
     # the rules config caps max_rounds below the engine's own limit today (docs/RULES.md); the
     # engine still checks its limit, should the config's ever be raised
-    import tacocat_env.batch.tables as batch_tables
+    import tacocat.game.batch.tables as batch_tables
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(batch_tables, "MAX_ROUNDS_LIMIT", 10)
@@ -455,5 +455,5 @@ def test_random_legal_actions_are_legal_and_uniform():
 
 
 def test_import_tacocat_env_does_not_import_jax():
-    code = "import sys, tacocat_env; assert 'jax' not in sys.modules and 'pgx' not in sys.modules"
+    code = "import sys, tacocat; assert 'jax' not in sys.modules and 'pgx' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)

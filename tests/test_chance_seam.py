@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 import seeded_traces
 from conftest import DEFAULT, random_action, rules_configs, seeds, snapshot
-from tacocat_env import InvalidPositionError, Phase, RulesConfig, apply_action, legal_actions, new_game, returns
-from tacocat_env.engine import (
+from tacocat import InvalidPositionError, Phase, RulesConfig, apply_action, legal_actions, new_game, returns
+from tacocat.game.engine import (
     Deal, GameState, card_counts, make_state, reorder_pile, round_shaping, shaped_returns, shuffled_deal,
 )
 
@@ -248,7 +248,7 @@ def test_reorder_pile_keeps_the_cards_and_refuses_others(seed, cfg, data):
 
 def test_the_openspiel_adapter_stages_no_generator():
     """OpenSpiel's chance outcomes go through the engine's deal, not a Generator subclass."""
-    openspiel = pytest.importorskip("tacocat_env.openspiel")
+    openspiel = pytest.importorskip("tacocat.game.openspiel")
     generators = [name for name, obj in vars(openspiel).items()
                   if isinstance(obj, type) and issubclass(obj, np.random.Generator)]
     assert generators == []

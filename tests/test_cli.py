@@ -1,4 +1,4 @@
-"""The `tacocat` CLI, terminal play (agents.human) and game files (agents.replay)."""
+"""The `tacocat` CLI, terminal play (tacocat.cli.human) and game files (tacocat.evaluation.game_files)."""
 
 from __future__ import annotations
 
@@ -11,17 +11,17 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from agents.arena import agent_rngs, play_game
-from agents.base import AgentInput
-from agents.evaluation import match, speed_text
-from agents.human import HumanAgent, HumanQuit, play_human
-from agents.registry import make_agent
-from agents.replay import ReplayError, game_to_dict, load_games, replay_game, save_games
-from experiments.cli import app, match_table, split_specs
-from tacocat_env.config import make_config
-from tacocat_env.engine import new_game
-from tacocat_env.render import render_view
-from tacocat_env.view import player_view
+from tacocat.evaluation.arena import agent_rngs, play_game
+from tacocat.agents.base import AgentInput
+from tacocat.evaluation.matches import match, speed_text
+from tacocat.cli.human import HumanAgent, HumanQuit, play_human
+from tacocat.agents.registry import make_agent
+from tacocat.evaluation.game_files import ReplayError, game_to_dict, load_games, replay_game, save_games
+from tacocat.cli.app import app, match_table, split_specs
+from tacocat.game.config import make_config
+from tacocat.game.engine import new_game
+from tacocat.game.render import render_view
+from tacocat.game.view import player_view
 
 
 runner = CliRunner()
@@ -50,7 +50,7 @@ def test_agents_lists_names_and_descriptions():
 
 def test_match_json_save_and_replay(tmp_path):
     out, games = tmp_path / "m.json", tmp_path / "games.jsonl"
-    result = invoke("match", "random", "test-last", "--games", 3, "--seed", 7, "--json", out,
+    result = invoke("match", "random", "test-last", "--deal-pairs", 3, "--seed", 7, "--json", out,
                     "--save-games", games, "--no-progress")
     assert result.exit_code == 0, result.output
     assert "win rate A" in result.output and "as player_0" in result.output
@@ -87,13 +87,13 @@ def test_a_slow_match_prints_seconds_per_game_not_zero_games_per_second():
 
 
 def test_match_rejects_unknown_agent():
-    result = invoke("match", "random", "nope", "--games", 1, "--no-progress")
+    result = invoke("match", "random", "nope", "--deal-pairs", 1, "--no-progress")
     assert result.exit_code != 0
     assert "unknown agent" in result.output
 
 
 def test_tournament_command(tmp_path):
-    result = invoke("tournament", "--agents", "random,test-first,test-last", "--games", 3, "--seed", 1,
+    result = invoke("tournament", "--agents", "random,test-first,test-last", "--deal-pairs", 3, "--seed", 1,
                     "--workers", 1, "--out", tmp_path / "t", "--boot", 20, "--no-progress")
     assert result.exit_code == 0, result.output
     for name in ("results.json", "matrix.csv", "ratings.csv", "tournament.md", "heatmap.png", "ratings.png"):
@@ -239,7 +239,7 @@ def test_replay_draws_the_game_as_a_gif(tmp_path):
     from PIL import Image
 
     games = tmp_path / "games.jsonl"
-    assert invoke("match", "random", "random", "--games", 1, "--seed", 3, "--save-games", games,
+    assert invoke("match", "random", "random", "--deal-pairs", 1, "--seed", 3, "--save-games", games,
                   "--no-progress").exit_code == 0
     game = load_games(games)[0]
     del game["actions"][12:], game["winner"]  # the first 12 actions are enough (and quick to draw)
@@ -263,6 +263,6 @@ def test_replay_draws_the_game_as_a_gif(tmp_path):
 def test_deal_pairs_is_the_option_name_and_games_its_old_alias(tmp_path):
     new, old = tmp_path / "new.json", tmp_path / "old.json"
     assert invoke("match", "random", "highcard", "--deal-pairs", 2, "--seed", 3, "--json", new, "--no-progress").exit_code == 0
-    assert invoke("match", "random", "highcard", "--games", 2, "--seed", 3, "--json", old, "--no-progress").exit_code == 0
+    assert invoke("match", "random", "highcard", "--deal-pairs", 2, "--seed", 3, "--json", old, "--no-progress").exit_code == 0
     a, b = json.loads(new.read_text()), json.loads(old.read_text())
     assert a["games"] == b["games"] == 2 and a["deal_scores"] == b["deal_scores"]

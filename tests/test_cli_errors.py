@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from experiments.cli import app
+from tacocat.cli.app import app
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "experiments" / "configs" / "smoke.yaml"
+SMOKE = ROOT / "tacocat" / "train" / "configs" / "smoke.yaml"
 
 
 def run(*args: str):
@@ -118,12 +118,12 @@ def test_a_missing_or_unreadable_input_is_exit_status_2_and_one_line_naming_it(f
 
 
 def test_output_paths_are_checked_before_the_match_is_played(files, monkeypatch):
-    import agents.evaluation
+    import tacocat.evaluation.matches
 
     def boom(*args, **kwargs):
         raise AssertionError("the match was played")
 
-    monkeypatch.setattr(agents.evaluation, "match", boom)
+    monkeypatch.setattr(tacocat.evaluation.matches, "match", boom)
     result = run("match", "random", "random", "--json", str(files / "folder"))
     assert_clean_error(result, "--json")
 
@@ -149,7 +149,7 @@ def test_module_entry_points_print_one_line_too(tmp_path):
     import subprocess
     import sys
 
-    for entry in (["experiments.cli", "train"], ["experiments.main"]):
+    for entry in (["tacocat.cli.app", "train"], ["tacocat.cli.main"]):
         proc = subprocess.run([sys.executable, "-m", *entry, "--config", str(tmp_path / "missing.yaml")],
                               cwd=ROOT, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
@@ -161,7 +161,7 @@ def test_an_output_folder_that_refuses_files_is_an_error_before_any_game(option,
     # /proc refuses new files even for root, whose permission bits say "writable": the folder is
     # tried for real, and no game is played
     played = []
-    monkeypatch.setattr("agents.evaluation.play_deal", lambda *a, **k: played.append(1))
+    monkeypatch.setattr("tacocat.evaluation.matches.play_deal", lambda *a, **k: played.append(1))
     result = run("match", "random", "random", "--deal-pairs", "1", "--no-progress", option, value)
     assert_clean_error(result, "cannot write in /proc")
     assert not played

@@ -10,7 +10,7 @@ from pathlib import Path
 import pydantic
 import pytest
 
-from tacocat_env import RulesConfig, make_config
+from tacocat import RulesConfig, make_config
 
 
 def test_R0_4_R1_1_default_deck_is_38_cards_valued_1_to_12():

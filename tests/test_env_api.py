@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
-import tacocat_env
+import tacocat
 from conftest import DEFAULT, resample_hidden
-from tacocat_env import IllegalActionError, RulesConfig, encode, setup_position
-from tacocat_env.observation import ObservationLayout
+from tacocat import IllegalActionError, RulesConfig, encode, setup_position
+from tacocat.game.observation import ObservationLayout
 
 SMALL = RulesConfig(deck={v: 3 for v in range(1, 9)}, board=(4, 6, 4), tie_policy="arrow_player_wins",
                     arrow_policy="leading", max_rounds=10)
@@ -39,7 +39,7 @@ def random_env_game(e, seed: int, on_step=None) -> dict[str, float]:
 # ---------------------------------------------------------------------------------------
 # PettingZoo conformance
 # ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("make", [tacocat_env.env, tacocat_env.raw_env])
+@pytest.mark.parametrize("make", [tacocat.env, tacocat.raw_env])
 @pytest.mark.parametrize("config", [None, SMALL])
 def test_pettingzoo_api_test(make, config):
     with warnings.catch_warnings():
@@ -47,14 +47,14 @@ def test_pettingzoo_api_test(make, config):
         api_test(make(config=config), num_cycles=1000, verbose_progress=False)
 
 
-@pytest.mark.parametrize("make", [tacocat_env.env, tacocat_env.raw_env])
+@pytest.mark.parametrize("make", [tacocat.env, tacocat.raw_env])
 def test_pettingzoo_seed_test(make):
     seed_test(make, num_cycles=500)
     seed_test(lambda: make(config=SMALL), num_cycles=500)
 
 
 def test_metadata_and_agents():
-    e = tacocat_env.env()
+    e = tacocat.env()
     assert e.metadata["name"] == "tacocat_v0"
     e.reset(seed=0)
     assert e.possible_agents == ["player_0", "player_1"] and e.agents == ["player_0", "player_1"]
@@ -65,7 +65,7 @@ def test_metadata_and_agents():
 # spaces
 # ---------------------------------------------------------------------------------------
 def test_spaces_are_the_same_object_every_call():
-    e = tacocat_env.env()
+    e = tacocat.env()
     for agent in e.possible_agents:
         assert e.observation_space(agent) is e.observation_space(agent)
         assert e.action_space(agent) is e.action_space(agent)
@@ -77,7 +77,7 @@ def test_spaces_are_the_same_object_every_call():
 
 
 def test_observations_and_state_lie_in_their_spaces():
-    e = tacocat_env.env(config=SMALL)
+    e = tacocat.env(config=SMALL)
 
     def check(env_, agent, observation, info):
         for a in env_.possible_agents:
@@ -91,7 +91,7 @@ def test_observations_and_state_lie_in_their_spaces():
 
 
 def test_state_is_player_0_view_plus_player_1_hidden_cards():
-    e = tacocat_env.env()
+    e = tacocat.env()
     e.reset(seed=2)
     game = e.unwrapped.game
     s = e.state()
@@ -105,12 +105,12 @@ def test_state_is_player_0_view_plus_player_1_hidden_cards():
 # masks and infos
 # ---------------------------------------------------------------------------------------
 def test_mask_zero_for_non_acting_agent_and_infos_list_legal_moves():
-    e = tacocat_env.env()
+    e = tacocat.env()
     seen = set()
 
     def check(env_, agent, observation, info):
         game = env_.unwrapped.game
-        legal = tacocat_env.legal_actions(game)
+        legal = tacocat.legal_actions(game)
         assert agent == f"player_{game.current_player}"
         assert tuple(np.flatnonzero(observation["action_mask"]).tolist()) == legal
         other = "player_1" if agent == "player_0" else "player_0"
@@ -125,7 +125,7 @@ def test_mask_zero_for_non_acting_agent_and_infos_list_legal_moves():
 
 
 def test_action_names_round_trip_and_text_views():
-    e = tacocat_env.env()
+    e = tacocat.env()
     e.reset(seed=0)
     raw = e.unwrapped
     for a in range(raw.codec.size):
@@ -159,7 +159,7 @@ def test_observation_is_egocentric():
 # rendering
 # ---------------------------------------------------------------------------------------
 def test_render_ansi_returns_the_board():
-    e = tacocat_env.env(render_mode="ansi")
+    e = tacocat.env(render_mode="ansi")
     e.reset(seed=0)
     text = e.render()
     assert isinstance(text, str)
@@ -171,7 +171,7 @@ def test_render_ansi_returns_the_board():
 
 
 def test_render_shows_no_hidden_cards():
-    e = tacocat_env.env(render_mode="ansi")
+    e = tacocat.env(render_mode="ansi")
     e.reset(seed=1)
     game = e.unwrapped.game
     text = e.render()
@@ -183,18 +183,18 @@ def test_render_shows_no_hidden_cards():
 
 
 def test_render_human_prints_and_none_warns(capsys):
-    e = tacocat_env.env(render_mode="human")
+    e = tacocat.env(render_mode="human")
     e.reset(seed=0)
     assert e.render() is None
     assert "P0 GOAL" in capsys.readouterr().out
-    quiet = tacocat_env.env()
+    quiet = tacocat.env()
     quiet.reset(seed=0)
     with pytest.warns(UserWarning, match="render_mode"):
         assert quiet.render() is None
 
 
 def test_render_rgb_array_is_an_image_of_public_facts_only():
-    e = tacocat_env.env(render_mode="rgb_array")
+    e = tacocat.env(render_mode="rgb_array")
     e.reset(seed=1)
     image = e.render()
     assert image.dtype == np.uint8 and image.ndim == 3 and image.shape[2] == 3
@@ -209,14 +209,14 @@ def test_render_rgb_array_is_an_image_of_public_facts_only():
 
 
 def test_pettingzoo_render_test_passes_for_every_mode():
-    render_test(tacocat_env.env)
+    render_test(tacocat.env)
 
 
 def test_bad_render_mode_and_illegal_action_option():
     with pytest.raises(ValueError, match="render_mode"):
-        tacocat_env.env(render_mode="rgb")
+        tacocat.env(render_mode="rgb")
     with pytest.raises(ValueError, match="illegal_action"):
-        tacocat_env.env(illegal_action="ignore")
+        tacocat.env(illegal_action="ignore")
 
 
 # ---------------------------------------------------------------------------------------
@@ -225,7 +225,7 @@ def test_bad_render_mode_and_illegal_action_option():
 def test_R6_4_rewards_plus_minus_one_at_game_end():
     decided = 0
     for seed in range(6):
-        e = tacocat_env.env()
+        e = tacocat.env()
         totals = random_env_game(e, seed)
         game = e.unwrapped.game
         assert game.is_over
@@ -241,7 +241,7 @@ def test_R6_4_rewards_plus_minus_one_at_game_end():
 
 def test_R1_5_truncation_rewards_zero():
     # one round from the centre of the default board cannot reach a goal: max_rounds=1 truncates
-    e = tacocat_env.env(max_rounds=1)
+    e = tacocat.env(max_rounds=1)
     for seed in range(3):
         totals = random_env_game(e, seed)
         assert e.unwrapped.game.truncated
@@ -250,8 +250,8 @@ def test_R1_5_truncation_rewards_zero():
 
 
 def test_round_reward_shaping():
-    tacocat_env.raw_env()  # the same rules without shaping built first must not hide the shaping
-    e = tacocat_env.env(round_reward=0.25)
+    tacocat.raw_env()  # the same rules without shaping built first must not hide the shaping
+    e = tacocat.env(round_reward=0.25)
     assert e.unwrapped.config.round_reward == 0.25
     step_rewards = []
 
@@ -262,7 +262,7 @@ def test_round_reward_shaping():
     game = e.unwrapped.game
     rounds = [ev[3] for ev in game.events if ev[0] == "showdown" and ev[3] is not None]
     won = [rounds.count(0), rounds.count(1)]
-    final = tacocat_env.returns(game)
+    final = tacocat.returns(game)
     assert totals["player_0"] == pytest.approx(final[0] + 0.25 * (won[0] - won[1]))
     assert totals["player_1"] == pytest.approx(final[1] + 0.25 * (won[1] - won[0]))
     # a decisive round that does not end the game is rewarded +0.25 / -0.25 on its step
@@ -272,7 +272,7 @@ def test_round_reward_shaping():
 
 
 def test_illegal_action_raise_leaves_env_unchanged():
-    e = tacocat_env.env()
+    e = tacocat.env()
     e.reset(seed=0)
     raw = e.unwrapped
     before = (raw.game.clone(), e.agent_selection, raw.observe("player_0")["observation"].copy())
@@ -290,10 +290,10 @@ def test_illegal_action_raise_leaves_env_unchanged():
 def test_penalize_mode_raises_for_ids_outside_the_action_space(action):
     # penalize mode penalizes illegal moves of the action space only; anything else is the
     # same ActionOutOfRangeError as in raise mode, and the game goes on unchanged
-    e = tacocat_env.env(illegal_action="penalize")
+    e = tacocat.env(illegal_action="penalize")
     e.reset(seed=0)
     before = e.observe("player_0")["observation"].copy()
-    with pytest.raises(tacocat_env.ActionOutOfRangeError, match="out of range|integer id"):
+    with pytest.raises(tacocat.ActionOutOfRangeError, match="out of range|integer id"):
         e.step(action)
     assert not any(e.terminations.values()) and e.agent_selection == "player_0"
     assert np.array_equal(e.observe("player_0")["observation"], before)
@@ -302,7 +302,7 @@ def test_penalize_mode_raises_for_ids_outside_the_action_space(action):
 
 
 def test_illegal_action_penalize_terminates_with_minus_one_for_offender():
-    e = tacocat_env.env(illegal_action="penalize")
+    e = tacocat.env(illegal_action="penalize")
     e.reset(seed=0)
     e.step(e.unwrapped.action_id("replace: stop"))
     assert e.agent_selection == "player_1"
@@ -322,7 +322,7 @@ def test_illegal_action_penalize_terminates_with_minus_one_for_offender():
 
 
 def test_reset_with_seed_reproduces_and_reset_without_seed_continues():
-    e = tacocat_env.env()
+    e = tacocat.env()
     e.reset(seed=9)
     first = e.unwrapped.game.draw_pile
     e.reset(seed=9)
@@ -334,16 +334,16 @@ def test_reset_with_seed_reproduces_and_reset_without_seed_continues():
 
 
 def test_default_config_env_matches_defaults():
-    raw = tacocat_env.raw_env()
+    raw = tacocat.raw_env()
     assert raw.config == DEFAULT
-    raw2 = tacocat_env.raw_env(config={"max_rounds": 5}, tie_policy="arrow_player_wins")
+    raw2 = tacocat.raw_env(config={"max_rounds": 5}, tie_policy="arrow_player_wins")
     assert raw2.config.max_rounds == 5 and raw2.config.tie_policy == "arrow_player_wins"
 
 
 def test_wrapper_keeps_pettingzoo_order_checks_with_its_direct_step_and_agent_iter():
     # env() overrides the order-enforcing wrapper's step and agent_iter for speed
     # (docs/PERFORMANCE.md); PettingZoo's checks must still hold
-    e = tacocat_env.env(max_rounds=1)
+    e = tacocat.env(max_rounds=1)
     with pytest.raises(AssertionError, match="reset"):
         e.agent_iter()
     with pytest.raises(AssertionError, match="reset"):

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmarks import equilibrium
-from tacocat_env.exact.best_response import nash_conv
-from tacocat_env.exact.store import load_tree
-from tacocat_env.presets import preset_config
+from tacocat.analysis.best_response import nash_conv
+from tacocat.analysis.store import load_tree
+from tacocat.game.presets import preset_config
 
 
 def test_the_cfr_curve_falls_to_the_solvers_own_nash_conv(tmp_path: Path, monkeypatch) -> None:

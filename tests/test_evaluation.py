@@ -1,4 +1,4 @@
-"""Duplicate-format matches (agents.evaluation)."""
+"""Duplicate-format matches (tacocat.evaluation.matches)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from agents.base import Agent, AgentInput
-from agents.evaluation import deal_seed, match
-from agents.registry import make_agent
-from agents.stats import paired_interval, wilson_interval
-from tacocat_env.config import make_config
-from tacocat_env.engine import apply_action, new_game
+from tacocat.agents.base import Agent, AgentInput
+from tacocat.evaluation.matches import deal_seed, match
+from tacocat.agents.registry import make_agent
+from tacocat.evaluation.stats import paired_interval, wilson_interval
+from tacocat.game.config import make_config
+from tacocat.game.engine import apply_action, new_game
 
 
 class Recorder(Agent):
@@ -147,18 +147,9 @@ def test_config_is_used():
 
 
 def test_results_record_the_agent_with_its_parameters():
-    from agents.evaluation import agent_spec
+    from tacocat.evaluation.matches import agent_spec
 
     assert agent_spec(make_agent("search:simulations=200")) == "search:simulations=200"
     assert agent_spec(make_agent("planner", keep_from=6)) == "planner:keep_from=6"
     assert agent_spec(make_agent("counter")) == "counter"
     assert make_agent(agent_spec(make_agent("search:simulations=24,belief=off"))).belief == "off"
-
-
-def test_games_keyword_is_a_deprecated_alias_of_deal_pairs():
-    new = match("random", "test-first", deal_pairs=2, seed=6, progress=False)
-    with pytest.warns(DeprecationWarning, match=r"match\(games=\.\.\.\) is deprecated; use deal_pairs="):
-        old = match("random", "test-first", games=2, seed=6, progress=False)
-    assert old.games == new.games == 2 and old.deal_scores == new.deal_scores
-    with pytest.raises(TypeError, match="both deal_pairs= and its deprecated alias games="):
-        match("random", "test-first", deal_pairs=2, games=2, seed=6, progress=False)

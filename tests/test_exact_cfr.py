@@ -1,4 +1,4 @@
-"""Vectorized CFR, CFR+ and discounted CFR (`tacocat_env.exact.cfr`) reproduce OpenSpiel's
+"""Vectorized CFR, CFR+ and discounted CFR (`tacocat.analysis.cfr`) reproduce OpenSpiel's
 solvers iterate by iterate: after every one of the first iterations (and at later
 checkpoints) the average policy equals that of OpenSpiel's C++ `CFRSolver` / `CFRPlusSolver`
 (and of the Python `DCFRSolver` / `LCFRSolver`) to 1e-10, on `tiny` and on `skirmish` (single
@@ -16,9 +16,9 @@ import pytest
 from open_spiel.python.algorithms import discounted_cfr
 
 from preset_trees import cached_game, preset_tree
-from tacocat_env.exact.best_response import nash_conv, policy_values
-from tacocat_env.exact.cfr import CFRSolver, DiscountedCFRSolver, regret_matching
-from tacocat_env.exact.tabular import from_policy_table
+from tacocat.analysis.best_response import nash_conv, policy_values
+from tacocat.analysis.cfr import CFRSolver, DiscountedCFRSolver, regret_matching
+from tacocat.analysis.tabular import from_policy_table
 
 TOL = 1e-10
 

@@ -1,5 +1,5 @@
 """Exact policy values, best responses and NashConv on the tree arrays
-(`tacocat_env.exact.best_response`), checked against OpenSpiel on the same policies.
+(`tacocat.analysis.best_response`), checked against OpenSpiel on the same policies.
 
 Differential: for the uniform policy, random policies (hypothesis-drawn, with zero-probability
 actions so that parts of the tree go unreached) and OpenSpiel's own CFR+ policies, our
@@ -26,14 +26,14 @@ from open_spiel.python import policy as os_policy
 from open_spiel.python.algorithms import expected_game_score, exploitability
 
 from preset_trees import cached_game, preset_tree
-from tacocat_env.exact.best_response import (
+from tacocat.analysis.best_response import (
     best_response_policy,
     best_response_values,
     combine,
     nash_conv,
     policy_values,
 )
-from tacocat_env.exact.tabular import (
+from tacocat.analysis.tabular import (
     from_policy_table,
     to_policy_table,
     to_tabular_policy,

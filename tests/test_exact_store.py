@@ -1,5 +1,5 @@
 """The size check before enumerating a tree and the on-disk cache of trees
-(`tacocat_env.exact.store`).
+(`tacocat.analysis.store`).
 
 The count equals the enumerated tree's size; a ruleset over the limit is refused in one line
 with its estimated size and memory, before anything is enumerated or written (one a thousand
@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 from preset_trees import preset_tree
-from tacocat_env.config import RulesConfig, make_config
-from tacocat_env.exact import store
-from tacocat_env.exact.best_response import nash_conv
-from tacocat_env.exact.store import (
+from tacocat.game.config import RulesConfig, make_config
+from tacocat.analysis import store
+from tacocat.analysis.best_response import nash_conv
+from tacocat.analysis.store import (
     TooLargeError,
     TreeFileError,
     cache_path,
@@ -32,8 +32,8 @@ from tacocat_env.exact.store import (
     load_tree,
     write_tree,
 )
-from tacocat_env.exact.tree import GameTree
-from tacocat_env.presets import preset_config
+from tacocat.analysis.tree import GameTree
+from tacocat.game.presets import preset_config
 
 ARRAYS = ("player", "parent", "action", "column", "chance_prob", "infoset", "utility", "level_starts",
           "infoset_player", "legal", "n_legal", "infoset_node")

@@ -1,6 +1,6 @@
 """Exact NashConv as a training metric (`eval.nash_conv`): at every evaluation a run on rules
 small enough to enumerate writes exploitability.csv, whose rows are the exact NashConv of the
-policy the run had then (tacocat_env.exact), for any backend (the run loop computes it)."""
+policy the run had then (tacocat.analysis), for any backend (the run loop computes it)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from experiments.cli import app
-from experiments.common.config import load_experiment, parse_experiment
-from experiments.common.config_files import read_experiment
-from experiments.common.evaluation import EXACT_FIELDS
-from experiments.exploit.exact import exact_report
-from tacocat_env.presets import preset_rules
+from tacocat.cli.app import app
+from tacocat.train.config import load_experiment, parse_experiment
+from tacocat.train.config_files import read_experiment
+from tacocat.train.evaluation import EXACT_FIELDS
+from tacocat.analysis.exploit import exact_report
+from tacocat.game.presets import preset_rules
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "experiments" / "configs" / "league_smoke.yaml"
+SMOKE = ROOT / "tacocat" / "train" / "configs" / "league_smoke.yaml"
 
 
 def _config_file(tmp_path: Path, **changes: object) -> Path:

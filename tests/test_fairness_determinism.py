@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import DEFAULT, random_game
-from tacocat_env import RulesConfig, apply_action, legal_actions, new_game
+from tacocat import RulesConfig, apply_action, legal_actions, new_game
 
 ROOT = Path(__file__).resolve().parents[1]
 GAMES = 20_000
@@ -68,8 +68,8 @@ def test_fairness_check_detects_a_seat_biased_ruleset():
 TRAJECTORY_SCRIPT = r"""
 import hashlib, json, sys
 import numpy as np
-import tacocat_env
-from tacocat_env import apply_action, legal_actions, new_game
+import tacocat
+from tacocat import apply_action, legal_actions, new_game
 
 seed = int(sys.argv[1])
 # the raw engine: deal from the seed, moves from a second generator
@@ -81,7 +81,7 @@ while not state.is_over:
 engine = {"actions": state.actions, "events": state.events, "winner": state.winner}
 
 # the env: seeded once, then three games in a row with reset()
-env = tacocat_env.env(config={"max_rounds": 20})
+env = tacocat.env(config={"max_rounds": 20})
 env.reset(seed=seed)
 rng = np.random.default_rng(seed)
 games = []

@@ -1,4 +1,4 @@
-"""The Gymnasium view (experiments.sb3.gym_env) refuses bad input as the AEC env does (issue 24).
+"""The Gymnasium view (tacocat.train.gym_env) refuses bad input as the AEC env does (issue 24).
 
 Opponent pools: (agent spec, weight) pairs with finite weights > 0, one clear error otherwise;
 arguments and seeds checked with the AEC env's and the engine's messages; an id outside the
@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import tacocat_env
-from experiments.sb3.gym_env import OpponentPool, PoolEntry, TacocatSingleAgentEnv
-from tacocat_env.errors import ActionOutOfRangeError, GameOverError, TacocatError
+import tacocat
+from tacocat.train.gym_env import OpponentPool, PoolEntry, TacocatSingleAgentEnv
+from tacocat.game.errors import ActionOutOfRangeError, GameOverError, TacocatError
 
 ONE = [("random", 1.0)]
 
@@ -105,7 +105,7 @@ def test_argument_errors_read_as_the_aec_envs(kwargs):
     with pytest.raises(ValueError) as gym_error:
         TacocatSingleAgentEnv(ONE, **kwargs)
     with pytest.raises(ValueError) as aec_error:
-        tacocat_env.env(**kwargs)
+        tacocat.env(**kwargs)
     # the same message, up to the list of render modes each env has
     assert str(gym_error.value).split(" one of ")[0] == str(aec_error.value).split(" one of ")[0]
     assert str(gym_error.value).split(" got ")[1] == str(aec_error.value).split(" got ")[1]
@@ -142,7 +142,7 @@ def test_ids_outside_the_action_space_raise_in_both_modes_as_the_aec_env(mode, a
     with pytest.raises(ActionOutOfRangeError, match="action"):
         env.step(action)
     assert env.game.actions == before and env.action_masks().any()  # nothing changed, play goes on
-    aec = tacocat_env.env(illegal_action=mode)
+    aec = tacocat.env(illegal_action=mode)
     aec.reset(seed=0)
     with pytest.raises((ValueError, AssertionError)):  # (PettingZoo's AssertOutOfBoundsWrapper asserts)
         aec.step(action)
@@ -155,7 +155,7 @@ def test_penalize_ends_the_episode_on_an_illegal_move_of_the_action_space():
     _, reward, terminated, truncated, info = env.step(illegal)
     assert (reward, terminated, truncated, info["illegal_action"]) == (-1.0, True, False, True)
     assert not env.action_masks().any()
-    legal = tacocat_env.legal_actions(env.game)[0]
+    legal = tacocat.legal_actions(env.game)[0]
     with pytest.raises(GameOverError, match="call reset"):
         env.step(legal)  # the episode ended; the game is not played on
     env.reset()

@@ -13,13 +13,13 @@ from pathlib import Path
 import pydantic
 import pytest
 
-import tacocat_env
-from agents.registry import AgentSpecError, format_spec, make_agent, parse_spec, split_specs
-from agents.replay import ReplayError, game_to_dict, load_games, replay_game
-from agents.arena import play_game
+import tacocat
+from tacocat.agents.registry import AgentSpecError, format_spec, make_agent, parse_spec, split_specs
+from tacocat.evaluation.game_files import ReplayError, game_to_dict, load_games, replay_game
+from tacocat.evaluation.arena import play_game
 from conftest import DEFAULT
-from tacocat_env import InvalidPositionError, RulesConfig, legal_actions, new_game, setup_position
-from tacocat_env.config import LIMITS
+from tacocat import InvalidPositionError, RulesConfig, legal_actions, new_game, setup_position
+from tacocat.game.config import LIMITS
 
 
 # ---------------------------------------------------------------------------------------
@@ -68,10 +68,10 @@ def test_yaml_yes_is_not_a_round_count(tmp_path):
     path = tmp_path / "rules.yaml"
     path.write_text("max_rounds: yes\n")
     with pytest.raises(ValueError, match="max_rounds: a boolean"):
-        tacocat_env.make_config(path)
+        tacocat.make_config(path)
     path.write_text("max_rounds: [\n")
     with pytest.raises(ValueError, match="not valid YAML"):
-        tacocat_env.make_config(path)
+        tacocat.make_config(path)
 
 
 # ---------------------------------------------------------------------------------------
@@ -217,17 +217,17 @@ def test_legal_actions_cannot_be_mutated_by_the_caller():
         legal.append(999)  # type: ignore[attr-defined]
     with pytest.raises(TypeError):
         legal[0] = 999  # type: ignore[index]
-    tacocat_env.apply_action(state, legal[0])
+    tacocat.apply_action(state, legal[0])
 
 
 def test_last_before_reset_and_after_the_end_say_what_to_do():
-    raw = tacocat_env.raw_env()
+    raw = tacocat.raw_env()
     with pytest.raises(RuntimeError, match="call reset"):
         raw.last()
-    e = tacocat_env.env(max_rounds=1)
+    e = tacocat.env(max_rounds=1)
     e.reset(seed=0)
     for agent in e.agent_iter():
         _, _, term, trunc, _ = e.last()
         e.step(None if term or trunc else int(e.last()[0]["action_mask"].nonzero()[0][0]))
-    with pytest.raises(tacocat_env.GameOverError, match="call reset"):
+    with pytest.raises(tacocat.GameOverError, match="call reset"):
         e.last()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import SESSION_HOME
 
-from tacocat_env.exact import store
+from tacocat.analysis import store
 
 ROOT = Path(__file__).resolve().parents[1]
 #: what conftest points into the session's home
@@ -28,7 +28,7 @@ import matplotlib
 from IPython.paths import get_ipython_dir
 from jupyter_core.paths import jupyter_data_dir
 
-from tacocat_env.exact import store
+from tacocat.analysis import store
 
 
 def test_write_where_the_libraries_write():

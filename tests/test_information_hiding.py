@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import DEFAULT, act, resample_hidden, rules_configs, sample_states, seeds, walk
-from tacocat_env import GameState, Phase, apply_action, describe, encode, env, legal_actions, new_game
-from tacocat_env.observation import ObservationLayout
+from tacocat import GameState, Phase, apply_action, describe, encode, env, legal_actions, new_game
+from tacocat.game.observation import ObservationLayout
 
 configs = st.one_of(st.just(DEFAULT), rules_configs())
 

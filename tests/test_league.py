@@ -2,7 +2,7 @@
 pool, a smoke training run with its run directory and a bit-exact --resume, and the exported
 policy as a ladder agent (numpy forward == JAX forward, refusals, a match, R7.3).
 
-One smoke run (experiments/configs/league_smoke.yaml, compiled once per module) serves the
+One smoke run (tacocat/train/configs/league_smoke.yaml, compiled once per module) serves the
 tests that need a trained policy."""
 
 from __future__ import annotations
@@ -18,19 +18,19 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from agents.base import AgentInput
-from agents.mlp_agent import RLLIB_ALGORITHM
-from agents.registry import make_agent
-from agents.policy_file import PolicyFileError
-from experiments.cli import app
-from experiments.common.config import load_experiment
-from tacocat_env import RulesConfig, new_game
-from tacocat_env.ruleset import compile_rules
+from tacocat.agents.base import AgentInput
+from tacocat.agents.mlp_agent import RLLIB_ALGORITHM
+from tacocat.agents.registry import make_agent
+from tacocat.agents.policy_file import PolicyFileError
+from tacocat.cli.app import app
+from tacocat.train.config import load_experiment
+from tacocat import RulesConfig, new_game
+from tacocat.game.ruleset import compile_rules
 from conftest import killed_copy, resample_hidden, same_policy_files, sample_states
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "experiments" / "configs" / "league_smoke.yaml"
-LARGE = ROOT / "experiments" / "configs" / "league.yaml"
+SMOKE = ROOT / "tacocat" / "train" / "configs" / "league_smoke.yaml"
+LARGE = ROOT / "tacocat" / "train" / "configs" / "league.yaml"
 
 
 # ---------------------------------------------------------------------------------------
@@ -47,7 +47,7 @@ LARGE = ROOT / "experiments" / "configs" / "league.yaml"
     (["league=null"], "league\n  Input should be a valid dictionary or instance of LeagueConfig"),
     (["backend=sb3"], "the `league` section only applies with backend: league"),
     (["league.sampling=best"], "league.sampling"),
-    (["selfplay={snapshot_every: 100}"], "selfplay: this field moved into the backend's section: sb3.selfplay"),
+    (["selfplay={snapshot_every: 100}"], "selfplay\n  Extra inputs are not permitted"),
         (["sb3={torch_threads: 2}"], "the `sb3` section only applies with backend: sb3"),
     (["league.decision_share=0"], "league.decision_share"),
     (["league.decision_share=1.5"], "league.decision_share"),
@@ -68,7 +68,7 @@ def test_the_cli_refuses_a_bad_league_config_before_making_a_run_directory(tmp_p
 
 def test_sb3_and_rllib_still_need_an_opponent() -> None:
     with pytest.raises(ValidationError, match="backend sb3 needs at least one opponent"):
-        load_experiment(ROOT / "experiments" / "configs" / "smoke.yaml", overrides=["opponents=[]"])
+        load_experiment(ROOT / "tacocat" / "train" / "configs" / "smoke.yaml", overrides=["opponents=[]"])
 
 
 def test_the_shipped_league_configs_validate() -> None:
@@ -81,7 +81,7 @@ def test_the_shipped_league_configs_validate() -> None:
 # credit assignment over the learner's decisions
 # ---------------------------------------------------------------------------------------
 def _trajectory(learner_turn, reward, done, values):
-    from experiments.league.ppo import Transition
+    from tacocat.train.league.ppo import Transition
 
     col = lambda x, dtype: jnp.asarray(x, dtype)[:, None]  # noqa: E731  (time, 1 row)
     t = len(reward)
@@ -92,7 +92,7 @@ def _trajectory(learner_turn, reward, done, values):
 
 
 def test_rewards_between_learner_decisions_are_summed_and_games_cut_the_bootstrap() -> None:
-    from experiments.league.ppo import learner_advantages
+    from tacocat.train.league.ppo import learner_advantages
 
     # steps: L(v=.5)  O  O(+.25 round reward, learner's)  L(v=.2)  O(game ends, learner -1)  L(v=.3, new game)
     traj = _trajectory(learner_turn=[1, 0, 0, 1, 0, 1], reward=[0, 0, 0.25, 0, -1, 0], done=[0, 0, 0, 0, 1, 0],
@@ -110,7 +110,7 @@ def test_rewards_between_learner_decisions_are_summed_and_games_cut_the_bootstra
 def test_packing_keeps_the_learner_decisions_and_only_them(share: float, slots: int) -> None:
     """`pack_learner_decisions`: every learner decision once, padding with weight 0, and only
     what does not fit dropped (counted)."""
-    from experiments.league.ppo import pack_learner_decisions
+    from tacocat.train.league.ppo import pack_learner_decisions
 
     n = 100
     learner = np.random.default_rng(int(share * 10)).random(n) < share
@@ -130,8 +130,8 @@ def test_packing_keeps_the_learner_decisions_and_only_them(share: float, slots: 
 def test_an_update_on_packed_decisions_equals_the_update_on_every_step() -> None:
     """`league.decision_share` < 1 leaves the opponent's steps (weight 0) out of the update: with
     one minibatch per epoch, the same rollout gives the same parameters either way."""
-    from experiments.league.ppo import init_runner
-    from experiments.league.trainer import SnapshotPool, build, coefficients
+    from tacocat.train.league.ppo import init_runner
+    from tacocat.train.league.trainer import SnapshotPool, build, coefficients
 
     params = []
     for share in (1.0, 0.75):
@@ -155,7 +155,7 @@ def test_an_update_on_packed_decisions_equals_the_update_on_every_step() -> None
 # the snapshot pool
 # ---------------------------------------------------------------------------------------
 def test_pfsp_prefers_the_snapshots_the_learner_loses_to() -> None:
-    from experiments.league.trainer import SnapshotPool
+    from tacocat.train.league.trainer import SnapshotPool
 
     pool = SnapshotPool({"actor": [(jnp.zeros(2), jnp.zeros(1))]}, size=3)
     pool.add({"actor": [(jnp.ones(2), jnp.ones(1))]})
@@ -176,7 +176,7 @@ def test_pfsp_prefers_the_snapshots_the_learner_loses_to() -> None:
 # ---------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from experiments.common.loop import train
+    from tacocat.train.loop import train
 
     root = tmp_path_factory.mktemp("league")
     return train(load_experiment(SMOKE, overrides=[f"run_root={root}"]), progress=False).run_dir
@@ -184,8 +184,8 @@ def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _restored(run_dir: Path) -> tuple[Any, Any]:
     """A fresh trainer of the run's config with the run's newest checkpoint, and its marker."""
-    from experiments.common import checkpoints
-    from experiments.league.trainer import LeagueTrainer
+    from tacocat.train import checkpoints
+    from tacocat.train.league.trainer import LeagueTrainer
 
     config = load_experiment(run_dir / "config.yaml")
     trainer = LeagueTrainer(config)
@@ -209,7 +209,7 @@ def test_the_smoke_run_writes_the_run_directory(smoke_run: Path) -> None:
 def test_resume_after_a_kill_continues_bit_for_bit(smoke_run: Path, tmp_path: Path) -> None:
     """A run killed after its 512-step checkpoint (the last checkpoint and final.json never
     written) resumes to the same final policy as the run that was not interrupted."""
-    from experiments.common.loop import train
+    from tacocat.train.loop import train
 
     killed = killed_copy(smoke_run, tmp_path / smoke_run.name, "ckpt_768")
     (killed / "checkpoints" / "ckpt_1024").mkdir()
@@ -228,8 +228,8 @@ def _observations(count: int) -> tuple[np.ndarray, list[AgentInput]]:
 
 
 def test_numpy_forward_equals_jax_forward(smoke_run: Path) -> None:
-    from experiments.league.network import input_scale, mlp
-    from experiments.league.trainer import LeagueTrainer
+    from tacocat.train.league.network import input_scale, mlp
+    from tacocat.train.league.trainer import LeagueTrainer
 
     config = load_experiment(smoke_run / "config.yaml")
     trainer, marker = _restored(smoke_run)
@@ -253,7 +253,7 @@ def test_the_league_agent_plays_a_match_without_jax(smoke_run: Path) -> None:
     import subprocess
     import sys
 
-    code = ("import sys; from agents.evaluation import match; "
+    code = ("import sys; from tacocat.evaluation.matches import match; "
             f"r = match('league:path={smoke_run / 'policy.npz'}', 'random', deal_pairs=3, seed=0, progress=False); "
             "print(r.n_games, 'jax' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
@@ -288,9 +288,9 @@ def test_the_privileged_critic_reads_the_opponents_observation_and_the_actor_doe
     (so its value moves when only the opponent's hidden cards change), the actor's and the
     exported policy's only the learner's own, and the exported agent still ignores every hidden
     card (R7.3)."""
-    from experiments.league.ppo import critic_extra, critic_value, init_runner
-    from experiments.common.loop import train
-    from experiments.league.trainer import build
+    from tacocat.train.league.ppo import critic_extra, critic_value, init_runner
+    from tacocat.train.loop import train
+    from tacocat.train.league.trainer import build
 
     config = load_experiment(SMOKE, overrides=[f"run_root={tmp_path}", "league.privileged_critic=true",
                                                "total_timesteps=256", "checkpoint_every=256", "eval.every=256"])
@@ -350,8 +350,8 @@ def test_a_policy_file_for_other_rules_or_sizes_is_refused(smoke_run: Path, tmp_
 # the shipped policy
 # ---------------------------------------------------------------------------------------
 def test_the_shipped_champion_is_a_small_league_policy_for_the_default_rules() -> None:
-    from agents.mlp_agent import CHAMPION, LEAGUE_ALGORITHM
-    from agents.policy_file import load_policy
+    from tacocat.agents.mlp_agent import CHAMPION, LEAGUE_ALGORITHM
+    from tacocat.agents.policy_file import load_policy
 
     assert CHAMPION.stat().st_size < 5_000_000  # "a few MB at most"
     _, meta = load_policy(CHAMPION)
@@ -373,7 +373,7 @@ def test_the_champion_refuses_another_ruleset() -> None:
 def test_the_champion_beats_planner_in_a_short_match() -> None:
     """A strength floor for the shipped model (docs/BENCHMARKS.md has its full results): a
     random or broken policy loses this."""
-    from agents.evaluation import match
+    from tacocat.evaluation.matches import match
 
     m = match("champion", "planner", deal_pairs=100, seed=3, progress=False)
     assert m.ci_low > 0.5, m.win_rate_a
@@ -384,8 +384,8 @@ def test_anneal_lr_decays_the_learning_rate_to_zero_over_the_run() -> None:
     move the parameters less and less, and not at all once the schedule ends."""
     import optax
 
-    from experiments.league.ppo import make_optimizer
-    from experiments.league.trainer import ppo_settings
+    from tacocat.train.league.ppo import make_optimizer
+    from tacocat.train.league.trainer import ppo_settings
 
     config = load_experiment(SMOKE, overrides=["league.anneal_lr=true"])
     s = ppo_settings(config)
@@ -405,7 +405,7 @@ def test_anneal_lr_decays_the_learning_rate_to_zero_over_the_run() -> None:
 @pytest.mark.parametrize("agent", ["league", "rllib"])
 def test_a_policy_file_opponent_for_other_rules_is_refused_at_validation(smoke_run: Path, agent: str) -> None:
     spec = f"{agent}:path={smoke_run / 'policy.npz'}"
-    load_experiment(ROOT / "experiments" / "configs" / "smoke.yaml", overrides=[f"opponents=[{{agent: '{spec}'}}]"])
+    load_experiment(ROOT / "tacocat" / "train" / "configs" / "smoke.yaml", overrides=[f"opponents=[{{agent: '{spec}'}}]"])
     with pytest.raises(ValidationError, match="opponents: .* was trained for ruleset"):
-        load_experiment(ROOT / "experiments" / "configs" / "smoke.yaml",
+        load_experiment(ROOT / "tacocat" / "train" / "configs" / "smoke.yaml",
                         overrides=[f"opponents=[{{agent: '{spec}'}}]", "rules.max_rounds=30"])

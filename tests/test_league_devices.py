@@ -1,4 +1,4 @@
-"""The league over several devices (experiments/league/devices.py, `league.devices`): with the
+"""The league over several devices (tacocat/train/league/devices.py, `league.devices`): with the
 same global batch and seed, 2 XLA CPU devices train what 1 device trains, to float rounding,
 over 3 iterations (the same games bit for bit, the parameters within 1e-5); the parameters are
 the same on every device after every update; each device draws its own rows' random numbers
@@ -21,11 +21,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from experiments.cli import app
-from experiments.common.config import load_experiment
+from tacocat.cli.app import app
+from tacocat.train.config import load_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "experiments" / "configs" / "league_smoke.yaml"
+SMOKE = ROOT / "tacocat" / "train" / "configs" / "league_smoke.yaml"
 #: league_smoke.yaml with highcard as the one fixed opponent (the planner's port compiles for
 #: long), a batch whose four blocks split over 2 devices (8 + 4 + 4 + 8 games), and the options
 #: whose data the devices share out differently: the packed update (decision_share), the
@@ -36,9 +36,9 @@ EVEN = ["n_envs=24", "opponents=[{agent: highcard, weight: 1.0}]", "league.decis
 SCRIPT = textwrap.dedent("""
     import json, sys
     import jax, jax.numpy as jnp, numpy as np
-    from experiments.common.config import load_experiment
-    from experiments.league.devices import AXIS, RowLayout, make_mesh
-    from experiments.league.trainer import LeagueTrainer, blocks_of
+    from tacocat.train.config import load_experiment
+    from tacocat.train.league.devices import AXIS, RowLayout, make_mesh
+    from tacocat.train.league.trainer import LeagueTrainer, blocks_of
 
     assert jax.device_count() == 2
     out = {}

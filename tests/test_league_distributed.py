@@ -1,4 +1,4 @@
-"""The league over several processes (experiments/common/distributed.py, `tacocat train
+"""The league over several processes (tacocat/train/distributed.py, `tacocat train
 --coordinator ... --num-processes ... --process-id ...`): 2 processes of 1 CPU device each,
 over localhost, train the parameters that 1 process with 2 devices trains, process 0 alone
 writes the run; a process that cannot reach its coordinator, and process 0 without its
@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments.common.distributed import ENVIRONMENT, Cluster, cluster_from
+from tacocat.train.distributed import ENVIRONMENT, Cluster, cluster_from
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "experiments" / "configs" / "league_smoke.yaml"
+SMOKE = ROOT / "tacocat" / "train" / "configs" / "league_smoke.yaml"
 #: league_smoke.yaml with highcard as the one fixed opponent, blocks that split over 2 devices
 #: (8 + 4 + 4 + 8 games), evaluated once (at the end)
 TINY = ["--set", "n_envs=24", "--set", "opponents=[{agent: highcard, weight: 1.0}]", "--set", "eval.every=100000",
@@ -40,7 +40,7 @@ def tacocat(args: list[str], runs: Path, devices: int = 1) -> subprocess.Popen:
     env = {**os.environ, "JAX_PLATFORMS": "cpu", "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}"}
     for name in ENVIRONMENT.values():
         env.pop(name, None)
-    return subprocess.Popen([sys.executable, "-m", "experiments.cli", "train", "--config", str(SMOKE),
+    return subprocess.Popen([sys.executable, "-m", "tacocat.cli.app", "train", "--config", str(SMOKE),
                              "--set", f"run_root={runs}", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
@@ -81,7 +81,7 @@ def test_an_unreachable_coordinator_is_one_line_within_its_timeout() -> None:
     """The CLI's join with a 3 s timeout instead of its 20 s (`distributed.TIMEOUT_S`): a clear
     ValueError (the CLI prints it as one `error:` line) in time, not XLA's abort or a hang."""
     port = free_port()
-    script = ("from experiments.common.distributed import Cluster, join\n"
+    script = ("from tacocat.train.distributed import Cluster, join\n"
               f"join(Cluster('127.0.0.1:{port}', 2, 1, 'command line'), timeout_s=3)")
     started = time.monotonic()
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60,
@@ -112,7 +112,7 @@ def test_process_0_without_its_partners_is_one_line_within_its_timeout(tmp_path:
 def test_a_process_of_another_cluster_is_refused_by_process_0() -> None:
     """A greeting from a process started with another --num-processes: one line, at once."""
     port = free_port()
-    script = ("from experiments.common.distributed import Cluster, join\n"
+    script = ("from tacocat.train.distributed import Cluster, join\n"
               f"join(Cluster('127.0.0.1:{port}', 2, 0, 'command line'), timeout_s=60)")
     process_0 = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stderr=subprocess.PIPE, text=True,
                                  env={**os.environ, "JAX_PLATFORMS": "cpu"})

@@ -1,7 +1,7 @@
-"""Fixed trained policies and `random` as league opponents (experiments/league/fixed.py), and the
+"""Fixed trained policies and `random` as league opponents (tacocat/agents/jax_forms.py), and the
 warm start of the learner (league.init_actor, league.critic_warmup).
 
-The JAX form of a policy file must decide as the numpy agent (agents/mlp_agent.py) does: the
+The JAX form of a policy file must decide as the numpy agent (tacocat/agents/mlp_agent.py) does: the
 same greedy action and the same sampling probabilities (to 1e-5) on more than 10,000 positions
 of mixed play (random moves and the policy's own) through the reference engine, for the
 shipped champion (tanh, the default rules) and for a relu file made for the skirmish preset.
@@ -20,21 +20,21 @@ from conftest import killed_copy
 from play_positions import mixed_play_positions
 from pydantic import ValidationError
 
-from agents.base import AgentInput
-from agents.mlp_agent import CHAMPION, RLLIB_ALGORITHM
-from agents.policy_file import save_policy
-from agents.registry import make_agent
-from experiments.common.config import load_experiment
-from experiments.league.fixed import file_logits, make_opponent
-from experiments.league.mixture import NotPortedError
-from tacocat_env import RulesConfig
-from tacocat_env.engine import Phase
-from tacocat_env.observation import ObservationLayout
-from tacocat_env.presets import preset_config
-from tacocat_env.ruleset import compile_rules
+from tacocat.agents.base import AgentInput
+from tacocat.agents.mlp_agent import CHAMPION, RLLIB_ALGORITHM
+from tacocat.agents.policy_file import save_policy
+from tacocat.agents.registry import make_agent
+from tacocat.train.config import load_experiment
+from tacocat.agents.jax_forms import file_logits, make_opponent
+from tacocat.agents.jax_ports import NotPortedError
+from tacocat import RulesConfig
+from tacocat.game.engine import Phase
+from tacocat.game.observation import ObservationLayout
+from tacocat.game.presets import preset_config
+from tacocat.game.ruleset import compile_rules
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "experiments" / "configs" / "league_smoke.yaml"
+SMOKE = ROOT / "tacocat" / "train" / "configs" / "league_smoke.yaml"
 SKIRMISH = preset_config("skirmish")
 
 
@@ -173,7 +173,7 @@ def test_a_warm_start_that_does_not_fit_is_refused(overrides: list[str], fragmen
 def test_init_actor_is_the_file_as_the_learner_holds_it(tmp_path: Path) -> None:
     """The champion's network as the learner's actor (scale taken out of the first layer)
     exports back to the champion's file, to float32 rounding, and plays the same moves."""
-    from experiments.league.trainer import export_policy, initial_actor
+    from tacocat.train.league.trainer import export_policy, initial_actor
 
     config = load_experiment(SMOKE, overrides=["algo.net_arch=[128, 128]", "league.init_actor=champion"])
     export_policy({"actor": initial_actor("champion", config)}, tmp_path / "start.npz", config, 0)
@@ -199,9 +199,9 @@ def test_a_warm_started_run_trains_the_critic_alone_first_and_resumes_bit_for_bi
     keeps the newest two, one every 2 iterations) resumes to the same final policy."""
     import csv
 
-    from experiments.common import checkpoints
-    from experiments.common.loop import train
-    from experiments.league.trainer import LeagueTrainer, initial_actor
+    from tacocat.train import checkpoints
+    from tacocat.train.loop import train
+    from tacocat.train.league.trainer import LeagueTrainer, initial_actor
 
     config = load_experiment(SMOKE, overrides=[
         f"run_root={tmp_path / 'runs'}", "algo.net_arch=[128, 128]", "opponents=[{agent: champion}, {agent: random}]",

@@ -1,5 +1,5 @@
-"""The JAX ports of `highcard`, `planner` and `counter` (experiments/league/heuristics.py)
-against the Python agents (agents/heuristic.py): the same action in the same position over at
+"""The JAX ports of `highcard`, `planner` and `counter` (tacocat/agents/heuristic_jax.py)
+against the Python agents (tacocat/agents/heuristic.py): the same action in the same position over at
 least 10,000 positions of the default rules and positions of a variant, bit-exact where the
 agent draws no random numbers; where `counter` samples opponent hands (choosing among its
 widest attacks), the port's sampler is compared with the Python one in distribution and its
@@ -19,10 +19,10 @@ import pytest
 from play_positions import mixed_play_positions
 from scipy.stats import chi2
 
-from agents.base import AgentInput
-from agents.heuristic import _forced_sacrifices, attack_cards, keeps_keeper
-from agents.registry import make_agent
-from experiments.league.heuristics import (
+from tacocat.agents.base import AgentInput
+from tacocat.agents.heuristic import _forced_sacrifices, attack_cards, keeps_keeper
+from tacocat.agents.registry import make_agent
+from tacocat.agents.heuristic_jax import (
     NotPortedError,
     _where_needed,
     attack_sacrifices,
@@ -30,11 +30,11 @@ from experiments.league.heuristics import (
     make_heuristic,
     opponent_hand_sampler,
 )
-from tacocat_env import RulesConfig, apply_action, legal_actions, new_game
-from tacocat_env.engine import Phase
-from tacocat_env.observation import encode
-from tacocat_env.ruleset import compile_rules
-from tacocat_env.view import opponent_bounds, player_view, sample_opponent_hands
+from tacocat import RulesConfig, apply_action, legal_actions, new_game
+from tacocat.game.engine import Phase
+from tacocat.game.observation import encode
+from tacocat.game.ruleset import compile_rules
+from tacocat.game.view import opponent_bounds, player_view, sample_opponent_hands
 
 VARIANT = RulesConfig(deck={1: 4, 2: 4, 4: 5, 5: 4, 7: 4, 8: 4, 10: 5}, board=(3, 5, 7, 5, 3), round_reward=0.1)
 

@@ -1,5 +1,5 @@
 """Regularised PPO in the league (MMD, `league.magnet`, `league.ent_coef_final`;
-experiments/league/ppo.py `kl_to_magnet`): the KL penalty and its gradient on hand-computed
+tacocat/train/league/ppo.py `kl_to_magnet`): the KL penalty and its gradient on hand-computed
 cases, the uniform magnet's equivalence with an entropy bonus (two runs compared), the EMA
 magnet's refresh and its checkpoint, the coefficients' schedules, and the configs refused at
 validation."""
@@ -15,21 +15,21 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from conftest import killed_copy, same_policy_files
-from experiments.common.config import load_experiment
-from experiments.common.config_files import one_line
+from tacocat.train.config import load_experiment
+from tacocat.train.config_files import one_line
 
 ROOT = Path(__file__).resolve().parents[1]
 #: league_smoke.yaml as it is: its iteration is compiled once per test run (the XLA cache of
 #: tests/conftest.py) and shared with the other tests that train it
-SMOKE = ROOT / "experiments" / "configs" / "league_smoke.yaml"
+SMOKE = ROOT / "tacocat" / "train" / "configs" / "league_smoke.yaml"
 
 
 def test_the_kl_and_its_gradient_on_a_hand_computed_case() -> None:
     """Logits (0, log 2, log 5) over three legal actions and a fourth, illegal: p = (1, 2, 5) / 8.
     Against the magnet q = (1/2, 1/4, 1/4): KL = sum p log(p / q), and the gradient with respect
     to logit i is p_i (log(p_i / q_i) - KL), by hand; the illegal action's is 0."""
-    from experiments.league.network import MASKED_LOGIT
-    from experiments.league.ppo import kl_to_magnet
+    from tacocat.train.league.network import MASKED_LOGIT
+    from tacocat.train.league.ppo import kl_to_magnet
 
     mask = jnp.array([True, True, True, False])
     logits = jnp.array([0.0, math.log(2), math.log(5), 3.0])
@@ -48,7 +48,7 @@ def test_the_kl_and_its_gradient_on_a_hand_computed_case() -> None:
 
 
 def test_the_uniform_magnets_kl_is_log_legal_actions_minus_the_entropy() -> None:
-    from experiments.league.ppo import kl_to_magnet, uniform_log_probs
+    from tacocat.train.league.ppo import kl_to_magnet, uniform_log_probs
 
     rng = np.random.default_rng(0)
     mask = jnp.asarray(rng.random((6, 10)) < 0.6).at[:, 0].set(True)
@@ -60,7 +60,7 @@ def test_the_uniform_magnets_kl_is_log_legal_actions_minus_the_entropy() -> None
 
 
 def _trained(overrides: list[str], iterations: int = 2) -> object:
-    from experiments.league.trainer import LeagueTrainer
+    from tacocat.train.league.trainer import LeagueTrainer
 
     trainer = LeagueTrainer(load_experiment(SMOKE, overrides=overrides))
     trainer.rows = [trainer.iterate() for _ in range(iterations)]
@@ -86,7 +86,7 @@ def test_a_uniform_magnet_trains_what_the_same_entropy_bonus_trains() -> None:
 
 
 def test_the_ema_magnet_moves_toward_the_actor_at_each_refresh() -> None:
-    from experiments.league.trainer import LeagueTrainer
+    from tacocat.train.league.trainer import LeagueTrainer
 
     config = load_experiment(SMOKE, overrides=["league.magnet={kind: ema, kl_coef: 0.5, refresh_every: 2, "
                                                "ema_rate: 0.25}"])
@@ -103,7 +103,7 @@ def test_the_ema_magnet_moves_toward_the_actor_at_each_refresh() -> None:
 
 
 def test_the_coefficients_follow_their_linear_schedules_over_the_ppo_iterations() -> None:
-    from experiments.league.trainer import coefficients
+    from tacocat.train.league.trainer import coefficients
 
     # 6 iterations of 256 env steps, the first 2 the critic's warm-up: PPO iterations 2..5
     config = load_experiment(SMOKE, overrides=["total_timesteps=1536", "league.critic_warmup=2",
@@ -119,7 +119,7 @@ def test_the_coefficients_follow_their_linear_schedules_over_the_ppo_iterations(
 def test_a_run_with_an_ema_magnet_resumes_bit_for_bit(tmp_path: Path) -> None:
     """The magnet is part of the runner: a checkpoint holds it, and a run killed after its
     512-step checkpoint resumes to the uninterrupted run's policy, refreshes included."""
-    from experiments.common.loop import train
+    from tacocat.train.loop import train
 
     magnet = "league.magnet={kind: ema, kl_coef: 0.2, refresh_every: 1, ema_rate: 0.5}"
     config = load_experiment(SMOKE, overrides=[magnet, f"run_root={tmp_path / 'runs'}"])

@@ -3,7 +3,7 @@ run.json, and every field of a checkpoint (its JSON marker and its arrays), are 
 the run's config and a freshly built trainer; each bad file is one RunDirError naming the file,
 and the run directory is left as it was. Also the league config's limits and `base_config`.
 
-One smoke run (experiments/configs/league_smoke.yaml, three iterations) is trained per module
+One smoke run (tacocat/train/configs/league_smoke.yaml, three iterations) is trained per module
 and copied for each case; every refusal happens before anything compiles or trains."""
 
 from __future__ import annotations
@@ -23,19 +23,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from experiments.common.config import load_experiment
-from experiments.common.config_files import one_line
-from experiments.common.settings import MAX_CONFIG_BYTES, MAX_LEAGUE_MEMORY_BYTES
-from experiments.common.run_dir import MAX_RUN_JSON_BYTES, RunDirError
+from tacocat.train.config import load_experiment
+from tacocat.train.config_files import one_line
+from tacocat.train.settings import MAX_CONFIG_BYTES, MAX_LEAGUE_MEMORY_BYTES
+from tacocat.train.run_dir import MAX_RUN_JSON_BYTES, RunDirError
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "experiments" / "configs" / "league_smoke.yaml"
+SMOKE = ROOT / "tacocat" / "train" / "configs" / "league_smoke.yaml"
 MARKER, ARRAYS = "checkpoints/ckpt_768.json", "checkpoints/ckpt_768/arrays.npz"
 
 
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from experiments.common.loop import train
+    from tacocat.train.loop import train
 
     return train(load_experiment(SMOKE, overrides=[f"run_root={tmp_path_factory.mktemp('runs')}"]),
                  progress=False).run_dir
@@ -57,7 +57,7 @@ def _files(run_dir: Path) -> dict[str, bytes]:
 def _refused(run_dir: Path, *fragments: str) -> str:
     """Resume through `tacocat train`'s run loop; the one error must name every fragment, and
     no file of the run may change."""
-    from experiments.common.loop import train
+    from tacocat.train.loop import train
 
     before = _files(run_dir)
     with pytest.raises(RunDirError) as info:
@@ -189,9 +189,9 @@ def test_a_checkpoint_trained_for_another_config_is_refused_even_when_run_json_a
 
 def _load(run_dir: Path):
     """The run's newest checkpoint restored into a fresh trainer: (trainer, marker)."""
-    from experiments.common import checkpoints
-    from experiments.common.run_dir import resume_config
-    from experiments.league.trainer import LeagueTrainer
+    from tacocat.train import checkpoints
+    from tacocat.train.run_dir import resume_config
+    from tacocat.train.league.trainer import LeagueTrainer
 
     config = resume_config(run_dir)
     trainer = LeagueTrainer(config)
@@ -325,8 +325,8 @@ def test_runner_arrays_out_of_their_range_are_refused(run: Path, field: str, fra
     a floor of -1, an observation entry moved by 0.5, a mask entry flipped."""
     import jax
 
-    from experiments.league.ppo import init_runner
-    from experiments.league.trainer import SnapshotPool, _plain, build
+    from tacocat.train.league.ppo import init_runner
+    from tacocat.train.league.trainer import SnapshotPool, _plain, build
 
     config = load_experiment(run / "config.yaml")
     env, settings, _ = build(config)
@@ -383,7 +383,7 @@ def test_league_sizes_are_bounded_at_validation(overrides: list[str], fragment: 
 
 
 def test_the_memory_estimate_says_the_estimate_and_the_limit() -> None:
-    from experiments.league.config import league_memory_bytes
+    from tacocat.train.league.config import league_memory_bytes
 
     config = load_experiment(SMOKE, overrides=["n_envs=8192", "algo.n_steps=1024", "algo.batch_size=8192"])
     estimate = league_memory_bytes(config)

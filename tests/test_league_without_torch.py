@@ -25,8 +25,8 @@ class Refuse(importlib.abc.MetaPathFinder):
         return None
 
 sys.meta_path.insert(0, Refuse())
-from experiments.cli import app
-app(["train", "--config", "experiments/configs/league_smoke.yaml", "--no-progress", "--evaluate",
+from tacocat.cli.app import app
+app(["train", "--config", "tacocat/train/configs/league_smoke.yaml", "--no-progress", "--evaluate",
      "--set", "run_root=" + sys.argv[1]], standalone_mode=False)
 print("LOADED", sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "stable_baselines3", "sb3_contrib", "ray")))
 """

@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from agents.arena import play_game
-from agents.registry import make_agent
-from agents.trained import ModelFileError, PolicyArchitecture, build_policy, load_policy
-from tacocat_env import RulesConfig
-from tacocat_env.observation import ObservationLayout
-from tacocat_env.ruleset import compile_rules
+from tacocat.evaluation.arena import play_game
+from tacocat.agents.registry import make_agent
+from tacocat.agents.trained import ModelFileError, PolicyArchitecture, build_policy, load_policy
+from tacocat import RulesConfig
+from tacocat.game.observation import ObservationLayout
+from tacocat.game.ruleset import compile_rules
 
 RULES = compile_rules(RulesConfig())
 OBS = ObservationLayout(RULES).size

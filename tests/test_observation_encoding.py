@@ -1,5 +1,5 @@
 """The observation vector against a slow, readable reference built slice by slice from the
-documented layout (`tacocat_env.observation` module docstring), at every step of many random
+documented layout (`tacocat.game.observation` module docstring), at every step of many random
 games under several rulesets, for both players; and the env's observations against `encode`.
 
 `encode` is the fast path (byte tables, cached board block); this reference is the spec it
@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import tacocat_env
+import tacocat
 from conftest import DEFAULT, walk
-from tacocat_env import GameState, Phase, RulesConfig, encode, new_game
-from tacocat_env.engine import moves_to_goal
-from tacocat_env.observation import ObservationLayout
-from tacocat_env.presets import preset_config
+from tacocat import GameState, Phase, RulesConfig, encode, new_game
+from tacocat.game.engine import moves_to_goal
+from tacocat.game.observation import ObservationLayout
+from tacocat.game.presets import preset_config
 
 VARIANTS = {
     "default": DEFAULT,
@@ -117,7 +117,7 @@ def test_reference_can_tell_a_wrong_vector():
 
 @pytest.mark.parametrize("name", ["default", "small_leading_ties", "big_deck"])
 def test_env_observations_equal_encode_for_both_agents_at_every_step(name):
-    e = tacocat_env.env(config=VARIANTS[name])
+    e = tacocat.env(config=VARIANTS[name])
     rng = np.random.default_rng(5)
     for seed in range(3):
         e.reset(seed=seed)

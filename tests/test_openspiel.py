@@ -1,4 +1,4 @@
-"""The OpenSpiel adapter (tacocat_env/openspiel.py) against OpenSpiel's checks and the engine.
+"""The OpenSpiel adapter (tacocat/game/openspiel.py) against OpenSpiel's checks and the engine.
 
 * OpenSpiel's own random simulation test (API consistency, serialization), the game-type facts;
 * chance: every node's probabilities sum to 1 and the deal they define is the engine's shuffle
@@ -23,18 +23,18 @@ import pytest
 from open_spiel.python import policy as os_policy
 from open_spiel.python.algorithms import exploitability
 
-from agents.openspiel_agents import tabular_policy
-from tacocat_env import RulesConfig, apply_action, encode, legal_actions, new_game, returns
-from tacocat_env.config import make_config
-from tacocat_env.engine import Phase
-from tacocat_env.openspiel import GAME_NAME, TacocatSpielError, TacocatState, config_from_params, game_params, load_game
-from tacocat_env.presets import PRESETS, preset_config
+from tacocat.analysis.agent_tables import tabular_policy
+from tacocat import RulesConfig, apply_action, encode, legal_actions, new_game, returns
+from tacocat.game.config import make_config
+from tacocat.game.engine import Phase
+from tacocat.game.openspiel import GAME_NAME, TacocatSpielError, TacocatState, config_from_params, game_params, load_game
+from tacocat.game.presets import PRESETS, preset_config
 
 TINY = preset_config("tiny")
 
 
 def test_import_tacocat_env_does_not_import_pyspiel():
-    code = "import sys, tacocat_env; assert 'pyspiel' not in sys.modules, 'pyspiel imported'"
+    code = "import sys, tacocat; assert 'pyspiel' not in sys.modules, 'pyspiel imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -329,8 +329,8 @@ def test_cfr_plus_approaches_equilibrium_on_tiny_and_the_game_is_fair():
 # the ISMCTS outside agent
 # ---------------------------------------------------------------------------------------
 def test_ismcts_agent_plays_legal_games():
-    from agents.arena import play_game
-    from agents.registry import make_agent
+    from tacocat.evaluation.arena import play_game
+    from tacocat.agents.registry import make_agent
 
     def game(seed: int):
         return play_game([make_agent("ismcts:simulations=8"), make_agent("planner")], seed=seed, config=TINY)
@@ -344,8 +344,8 @@ def test_ismcts_agent_ignores_hidden_cards():
     """R7.3 by perturbation: same view, opponent's cards and pile dealt again -> same move."""
     from conftest import resample_hidden, sample_states
 
-    from agents.base import AgentInput
-    from agents.registry import make_agent
+    from tacocat.agents.base import AgentInput
+    from tacocat.agents.registry import make_agent
 
     agent = make_agent("ismcts:simulations=12")
     rng = np.random.default_rng(0)

@@ -1,4 +1,4 @@
-"""Serialized python_tacocat states (tacocat_env/openspiel.py, docs/OPENSPIEL.md).
+"""Serialized python_tacocat states (tacocat/game/openspiel.py, docs/OPENSPIEL.md).
 
 * round trip: ``pyspiel.deserialize_game_and_state(pyspiel.serialize_game_and_state(...))``
   gives an equal state (history, information states, observations, returns, and the same
@@ -23,8 +23,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tacocat_env.config import make_config
-from tacocat_env.openspiel import (
+from tacocat.game.config import make_config
+from tacocat.game.openspiel import (
     GAME_NAME,
     MAX_TEXT_CHARS,
     TacocatSpielError,
@@ -183,7 +183,7 @@ def test_crafted_text_that_would_exit_is_refused(tmp_path):
     script = tmp_path / "load.py"
     script.write_text(
         "import base64, os, pickle, sys, pyspiel\n"
-        "import tacocat_env.openspiel as tos\n"
+        "import tacocat.game.openspiel as tos\n"
         "class Exit:\n"
         "    def __reduce__(self):\n"
         "        return (os._exit, (17,))\n"

@@ -1,4 +1,4 @@
-"""The `tacocat-mlp-v1` policy file (`agents.policy_file`): what `league:path=` and `rllib:path=`
+"""The `tacocat-mlp-v1` policy file (`tacocat.agents.policy_file`): what `league:path=` and `rllib:path=`
 read. Every bad file is one PolicyFileError naming the file and the problem, found without
 reading more than the stated limits; a valid file loads exactly as it was saved."""
 
@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from typer.testing import CliRunner
 
-from agents.mlp_agent import CHAMPION, LEAGUE_ALGORITHM, RLLIB_ALGORITHM, MLPPolicyAgent
-from agents.policy_file import (
+from tacocat.agents.mlp_agent import CHAMPION, LEAGUE_ALGORITHM, RLLIB_ALGORITHM, MLPPolicyAgent
+from tacocat.agents.policy_file import (
     FORMAT,
     MAX_FILE_BYTES,
     MAX_MEMBERS,
@@ -29,12 +29,12 @@ from agents.policy_file import (
     policy_logits,
     save_policy,
 )
-from agents.registry import make_agent
-from experiments.cli import app
+from tacocat.agents.registry import make_agent
+from tacocat.cli.app import app
 from sweep_cases.fakes import patch_zip_directory
-from tacocat_env import RulesConfig
-from tacocat_env.observation import ObservationLayout
-from tacocat_env.ruleset import compile_rules
+from tacocat import RulesConfig
+from tacocat.game.observation import ObservationLayout
+from tacocat.game.ruleset import compile_rules
 
 RULES = compile_rules(RulesConfig())
 OBS, N_ACTIONS = ObservationLayout(RULES).size, RULES.codec.size
@@ -324,7 +324,7 @@ def test_both_agents_refuse_a_nan_policy(tmp_path: Path, agent: str) -> None:
 def test_one_agent_plays_every_spec_and_only_league_checks_the_algorithm(tmp_path: Path) -> None:
     """`rllib` and `league` are one agent (`MLPPolicyAgent`): the same file gives the same moves;
     `league` (and `champion`) refuse a file the RLlib backend made, `rllib` takes any backend's."""
-    from agents.arena import play_game
+    from tacocat.evaluation.arena import play_game
 
     league_file = policy_zip(tmp_path / "league.npz")
     rllib_file = policy_zip(tmp_path / "rllib.npz", meta=metadata(algorithm=RLLIB_ALGORITHM))
@@ -340,7 +340,7 @@ def test_one_agent_plays_every_spec_and_only_league_checks_the_algorithm(tmp_pat
 @pytest.mark.parametrize("kind", ["NaN weight", "empty file", "a .npy", "metadata a JSON list"])
 def test_match_with_a_bad_policy_prints_one_error_line(tmp_path: Path, kind: str) -> None:
     path = BAD_FILES[kind][0](tmp_path / "bad.npz")
-    result = CliRunner().invoke(app, ["match", f"league:path={path}", "random", "--games", "2", "--no-progress"])
+    result = CliRunner().invoke(app, ["match", f"league:path={path}", "random", "--deal-pairs", "2", "--no-progress"])
     assert result.exit_code not in (0, None), result.output
     assert "Traceback" not in result.output
     errors = [line for line in result.output.splitlines() if line.startswith("error:")]

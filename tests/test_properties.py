@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import DEFAULT, card_counts, random_action, rules_configs, seeds, snapshot, trick_cards, walk
-from tacocat_env import IllegalActionError, Phase, apply_action, env, legal_actions, new_game, returns
-from tacocat_env.engine import GameState
+from tacocat import IllegalActionError, Phase, apply_action, env, legal_actions, new_game, returns
+from tacocat.game.engine import GameState
 
 FEW = settings(max_examples=30, deadline=None)
 SOME = settings(max_examples=50, deadline=None)

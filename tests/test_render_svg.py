@@ -1,4 +1,4 @@
-"""The one picture of the table (tacocat_env.render): a `Scene` drawn as SVG for the web page
+"""The one picture of the table (tacocat.game.render): a `Scene` drawn as SVG for the web page
 and as an RGB image for `rgb_array` and GIFs. A player's picture is a function of their view
 only (R7.3, by perturbation); a spectator's shows no hidden card unless asked to reveal."""
 
@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from conftest import DEFAULT, random_game, resample_hidden, sample_states
-from tacocat_env import RulesConfig
-from tacocat_env.engine import Phase, apply_action, legal_actions, new_game
-from tacocat_env.presets import preset_config
-from tacocat_env.render import (
+from tacocat import RulesConfig
+from tacocat.game.engine import Phase, apply_action, legal_actions, new_game
+from tacocat.game.presets import preset_config
+from tacocat.game.render import (
     Rect, Scene, render_image, render_svg, scene_image, scene_svg, state_facts, table_scene, view_facts,
 )
-from tacocat_env.view import player_view
+from tacocat.game.view import player_view
 
 SVG = "{http://www.w3.org/2000/svg}"
 

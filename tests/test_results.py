@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.evaluation import match
+from tacocat.evaluation.matches import match
 from benchmarks import regenerate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,7 +59,7 @@ def test_a_match_reruns_identically_in_another_process(tmp_path):
     """Same command, same machine and versions => the same numbers (timings aside)."""
     out = tmp_path / "m.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "experiments.cli", "match", "counter", "search:simulations=8", "--games", "6",
+        [sys.executable, "-m", "tacocat.cli.app", "match", "counter", "search:simulations=8", "--deal-pairs", "6",
          "--seed", "11", "--json", str(out), "--no-progress"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )
@@ -74,7 +74,7 @@ def test_a_match_reruns_identically_in_another_process(tmp_path):
 
 def test_the_training_section_trains_evaluates_and_draws_every_seed(tmp_path, monkeypatch):
     """`--only training` on the smoke config: a row per seed, its final evaluation, its curve, a PNG."""
-    monkeypatch.setattr(regenerate, "MAIN_CONFIG", ROOT / "experiments" / "configs" / "smoke.yaml")
+    monkeypatch.setattr(regenerate, "MAIN_CONFIG", ROOT / "tacocat" / "train" / "configs" / "smoke.yaml")
     assert regenerate.main(["--only", "training", "--size", "2", "--out", str(tmp_path), "--workers", "1"]) == 0
     data = json.loads((tmp_path / "training.json").read_text())
     runs = data["results"]["runs"]

@@ -14,19 +14,19 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from agents.base import AgentInput
-from agents.evaluation import match
-from agents.registry import make_agent
-from agents.policy_file import PolicyFileError, load_policy, policy_logits
-from experiments.cli import app
-from experiments.common.config import load_experiment
-from experiments.rllib.config import RllibConfig
-from experiments.rllib.env import MaskedActionError, TacocatMultiAgentEnv
-from experiments.rllib.ray_runtime import RllibSetupError, check_reachable, require_ray, start_ray
-from experiments.rllib.trainer import LEARNER, POLICY_FILE, export_policy, make_policy_mapping
+from tacocat.agents.base import AgentInput
+from tacocat.evaluation.matches import match
+from tacocat.agents.registry import make_agent
+from tacocat.agents.policy_file import PolicyFileError, load_policy, policy_logits
+from tacocat.cli.app import app
+from tacocat.train.config import load_experiment
+from tacocat.train.rllib.config import RllibConfig
+from tacocat.train.rllib.env import MaskedActionError, TacocatMultiAgentEnv
+from tacocat.train.rllib.ray_runtime import RllibSetupError, check_reachable, require_ray, start_ray
+from tacocat.train.rllib.trainer import LEARNER, POLICY_FILE, export_policy, make_policy_mapping
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "experiments" / "configs" / "rllib_smoke.yaml"
+SMOKE = ROOT / "tacocat" / "train" / "configs" / "rllib_smoke.yaml"
 
 
 def play_random_game(env: TacocatMultiAgentEnv, rng: np.random.Generator) -> tuple[dict, int]:
@@ -142,7 +142,7 @@ def test_exported_numpy_policy_matches_the_torch_module(tmp_path):
     from ray.rllib.core.columns import Columns
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from experiments.rllib.module import MaskedPPOModule
+    from tacocat.train.rllib.module import MaskedPPOModule
 
     config = load_experiment(SMOKE, overrides=["algo.activation=relu"])
     env = TacocatMultiAgentEnv({})
@@ -184,13 +184,13 @@ def test_bad_policy_files_are_clear_errors(tmp_path):
 # --- config and bad input --------------------------------------------------------------
 def test_config_backend_section_is_typed(tmp_path):
     assert load_experiment(SMOKE).backend == "rllib"
-    assert load_experiment(ROOT / "experiments/configs/rllib_selfplay.yaml").rllib.env_runners == 2
+    assert load_experiment(ROOT / "tacocat/train/configs/rllib_selfplay.yaml").rllib.env_runners == 2
     with pytest.raises(ValidationError, match="env_runnerz"):
         load_experiment(SMOKE, overrides=["rllib.env_runnerz=2"])
     with pytest.raises(ValidationError, match="rllib\n  Field required"):
-        load_experiment(ROOT / "experiments/configs/smoke.yaml", overrides=["backend=rllib", "sb3=null"])
+        load_experiment(ROOT / "tacocat/train/configs/smoke.yaml", overrides=["backend=rllib", "sb3=null"])
     with pytest.raises(ValidationError, match="only applies with backend: rllib"):
-        load_experiment(ROOT / "experiments/configs/smoke.yaml", overrides=["rllib.env_runners=2"])
+        load_experiment(ROOT / "tacocat/train/configs/smoke.yaml", overrides=["rllib.env_runners=2"])
     with pytest.raises(ValidationError, match="backend"):
         load_experiment(SMOKE, overrides=["backend=tune"])
     with pytest.raises(ValidationError, match=r"algo.batch_size \(500\) .* rllib.train_batch_size \(400\)"):

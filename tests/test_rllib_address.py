@@ -16,13 +16,13 @@ import pytest
 from ray.core.generated import gcs_service_pb2, gcs_service_pb2_grpc, ray_client_pb2, ray_client_pb2_grpc
 from typer.testing import CliRunner
 
-from experiments.cli import app
-from experiments.common.config import load_experiment
+from tacocat.cli.app import app
+from tacocat.train.config import load_experiment
 from sweep_cases.fakes import tcp_server
-from experiments.rllib.ray_runtime import HANDSHAKE_TIMEOUT_S, RllibSetupError, check_reachable, require_ray, start_ray
+from tacocat.train.rllib.ray_runtime import HANDSHAKE_TIMEOUT_S, RllibSetupError, check_reachable, require_ray, start_ray
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "experiments" / "configs" / "rllib_smoke.yaml"
+SMOKE = ROOT / "tacocat" / "train" / "configs" / "rllib_smoke.yaml"
 LIMIT_S = 10  # the bound on refusing a port that is not Ray's
 
 

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from conftest import DEFAULT, act, card_counts, hand, names, pile, play_random, values_of
-from tacocat_env import (
+from tacocat import (
     GameState, IllegalActionError, ObservationLayout, Phase, RulesConfig, apply_action, encode,
     legal_actions, new_game, returns, setup_position,
 )
-from tacocat_env.engine import next_space
+from tacocat.game.engine import next_space
 
 LAYOUT = ObservationLayout(new_game(DEFAULT, 0).rules)
 

@@ -1,4 +1,4 @@
-"""The one run loop (experiments.common.loop) with a stand-in trainer: its cadences, the
+"""The one run loop (tacocat.train.loop) with a stand-in trainer: its cadences, the
 checkpoint scheme, the listener, resuming, final.json, and `run_policy` refusing what a run does
 not write. The backends' own trainers are tested in test_training, test_league and test_rllib."""
 
@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from experiments.common import checkpoints
-from experiments.common.config import load_experiment
-from experiments.common.loop import run_training
-from experiments.common.policy import ExportedPolicy, run_policy
-from experiments.common.run_dir import RunDirError
+from tacocat.train import checkpoints
+from tacocat.train.config import load_experiment
+from tacocat.train.loop import run_training
+from tacocat.train.policy import ExportedPolicy, run_policy
+from tacocat.train.run_dir import RunDirError
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "experiments" / "configs" / "smoke.yaml"
+SMOKE = ROOT / "tacocat" / "train" / "configs" / "smoke.yaml"
 
 
 class CountingTrainer:
@@ -155,7 +155,7 @@ def test_run_policy_refuses_a_final_json_a_run_does_not_write(tmp_path: Path, co
 def test_tensorboard_scalars_are_written_without_torch(tmp_path: Path) -> None:
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    from experiments.common.logs import ScalarWriter
+    from tacocat.train.logs import ScalarWriter
 
     writer = ScalarWriter(tmp_path)
     for step in (1, 2):

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from experiments.common.config import load_experiment
-from experiments.common.loop import train
+from tacocat.train.config import load_experiment
+from tacocat.train.loop import train
 
-SMOKE = Path(__file__).resolve().parents[1] / "experiments" / "configs" / "smoke.yaml"
+SMOKE = Path(__file__).resolve().parents[1] / "tacocat" / "train" / "configs" / "smoke.yaml"
 
 
 @pytest.mark.parametrize("name", ["../x", "/tmp/x", "a/b", "a,b", ".hidden", "", "x" * 101])

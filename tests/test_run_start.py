@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import pytest
 from test_run_loop import CountingTrainer, _config
 
-from experiments.common import loop, run_dir
-from experiments.common.loop import no_session
-from experiments.common.run_dir import RunDirError, never_started
+from tacocat.train import loop, run_dir
+from tacocat.train.loop import no_session
+from tacocat.train.run_dir import RunDirError, never_started
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The policy sampler (tacocat_env/batch/rollout.py `policy_actions`, `pick_by_logits`; its
+"""The policy sampler (tacocat/game/batch/rollout.py `policy_actions`, `pick_by_logits`; its
 helper `xla.weighted_pick` in both forms): it draws from the softmax over the legal actions
 (chi-square over many draws from fixed logits, which a sampler biased by a few percent fails),
 never picks an illegal action (extreme logits, one legal action, the ends of [0, 1)), and its two
@@ -14,8 +14,8 @@ jax = pytest.importorskip("jax")
 import jax.numpy as jnp  # noqa: E402
 from scipy import stats  # noqa: E402
 
-from tacocat_env.batch import xla  # noqa: E402
-from tacocat_env.batch.rollout import pick_by_logits, policy_actions  # noqa: E402
+from tacocat.game.batch import xla  # noqa: E402
+from tacocat.game.batch.rollout import pick_by_logits, policy_actions  # noqa: E402
 
 N_ACTIONS = 121  # the default rules' action count
 DRAWS = 200_000

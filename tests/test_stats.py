@@ -1,4 +1,4 @@
-"""The paired deal-pair interval, Wilson intervals and the Bradley–Terry fit (agents.stats)."""
+"""The paired deal-pair interval, Wilson intervals and the Bradley–Terry fit (tacocat.evaluation.stats)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from agents.stats import (
+from tacocat.evaluation.stats import (
     ELO_PER_NAT,
     PairResults,
     bradley_terry_ratings,
@@ -203,6 +203,6 @@ def test_paired_interval_edge_cases():
 
 
 def test_verdict_is_one_wording_of_beats_it():
-    from agents.stats import verdict
+    from tacocat.evaluation.stats import verdict
 
     assert verdict(0.51, 0.60) == "yes" and verdict(0.40, 0.49) == "no" and verdict(0.45, 0.55) == "undecided"

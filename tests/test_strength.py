@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.evaluation import MatchResult, match
-from agents.heuristic import PREVIOUS_COUNTER
+from tacocat.evaluation.matches import MatchResult, match
+from tacocat.agents.heuristic import PREVIOUS_COUNTER
 
 DEAL_PAIRS = 200
 SEED = 13

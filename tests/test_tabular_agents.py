@@ -1,12 +1,12 @@
-"""Agents as policies on a game tree (`agents.tabular`), and their exact report
-(`experiments.exploit.exact`).
+"""Agents as policies on a game tree (`tacocat.analysis.agent_tables`), and their exact report
+(`tacocat.analysis.exploit`).
 
 The table plays each information state at one representative history; the perturbation tests
 visit every other history of it (all of tiny's information states, and a seeded tenth of
 skirmish's, which has attacks, defences and sacrifices, R5.3-R5.5) and check that the agent's
 move and the network's observation are the same there (R7: what a player knows is its
 information state). The differential tests compare the tables with an independent walk of the
-OpenSpiel tree (today's `tabular_policy` before it used `agents.tabular`) and with the agents'
+OpenSpiel tree (today's `tabular_policy` before it used `tacocat.analysis.agent_tables`) and with the agents'
 own `act` on the same states. The tabulation does not depend on the rules beyond the tree, so
 `small` (tiny's round with four card values) adds no path to tiny and skirmish and is not run
 here. The trees are enumerated once per process (tests/preset_trees.py).
@@ -23,22 +23,22 @@ import numpy as np
 import pyspiel
 import pytest
 
-from agents.base import AgentInput
-from agents.mlp_agent import LEAGUE_ALGORITHM, RLLIB_ALGORITHM
-from agents.openspiel_agents import tabular_policy
-from agents.policy_file import PolicyFileError, save_policy
-from agents.registry import AgentSpecError, make_agent
-from agents.tabular import agent_policy, draw_generator, observations, states_at
-from agents.trained import ModelFileError
+from tacocat.agents.base import AgentInput
+from tacocat.agents.mlp_agent import LEAGUE_ALGORITHM, RLLIB_ALGORITHM
+from tacocat.analysis.agent_tables import tabular_policy
+from tacocat.agents.policy_file import PolicyFileError, save_policy
+from tacocat.agents.registry import AgentSpecError, make_agent
+from tacocat.analysis.agent_tables import agent_policy, draw_generator, observations, states_at
+from tacocat.agents.trained import ModelFileError
 from preset_trees import preset_tree
-from tacocat_env.engine import Phase
-from tacocat_env.exact.best_response import combine
-from tacocat_env.exact.tabular import to_policy_table
-from tacocat_env.exact.tree import GameTree
-from tacocat_env.observation import ObservationLayout, encode
-from tacocat_env.openspiel import load_game
-from tacocat_env.presets import preset_config
-from tacocat_env.ruleset import compile_rules
+from tacocat.game.engine import Phase
+from tacocat.analysis.best_response import combine
+from tacocat.analysis.tabular import to_policy_table
+from tacocat.analysis.tree import GameTree
+from tacocat.game.observation import ObservationLayout, encode
+from tacocat.game.openspiel import load_game
+from tacocat.game.presets import preset_config
+from tacocat.game.ruleset import compile_rules
 
 LADDER = ("highcard", "planner", "counter")
 
@@ -73,7 +73,7 @@ def sb3_file(folder: Path, preset: str, observation_size: int | None = None) -> 
 
     import torch
 
-    from agents.trained import PolicyArchitecture, build_policy
+    from tacocat.agents.trained import PolicyArchitecture, build_policy
 
     obs, n_actions = sizes(preset)
     obs = observation_size or obs
@@ -95,8 +95,8 @@ def sb3_file(folder: Path, preset: str, observation_size: int | None = None) -> 
 
 
 def reference_tables(preset: str, specs: tuple[str, ...]) -> dict[str, dict[str, list[tuple[int, float]]]]:
-    """Each agent's table as `agents.openspiel_agents.tabular_policy` made it before
-    `agents.tabular`: one walk of every OpenSpiel history, each agent seeded with the CRC-32 of
+    """Each agent's table as `tacocat.analysis.agent_tables.tabular_policy` made it before
+    `tacocat.analysis.agent_tables`: one walk of every OpenSpiel history, each agent seeded with the CRC-32 of
     the information state."""
     import zlib
 
@@ -325,10 +325,10 @@ def test_bad_specs_and_options_are_one_line_value_errors(spec: str, options: dic
 
 
 # ---------------------------------------------------------------------------------------
-# the exact report (experiments.exploit.exact)
+# the exact report (tacocat.analysis.exploit)
 # ---------------------------------------------------------------------------------------
 def test_the_exact_report_is_openspiels_nash_conv_and_the_same_when_rerun() -> None:
-    from experiments.exploit.exact import exact_report, format_report
+    from tacocat.analysis.exploit import exact_report, format_report
 
     report = exact_report("planner", "tiny")
     cached = pyspiel.load_game("cached_tree(game=python_tacocat(preset=tiny))")
@@ -350,8 +350,8 @@ def test_the_exact_report_is_openspiels_nash_conv_and_the_same_when_rerun() -> N
 
 
 def test_the_exact_report_of_a_sampling_network(tmp_path: Path) -> None:
-    from experiments.exploit.exact import exact_report, format_report
-    from tacocat_env.exact.best_response import nash_conv
+    from tacocat.analysis.exploit import exact_report, format_report
+    from tacocat.analysis.best_response import nash_conv
 
     t, spec = preset_tree("tiny"), f"league:path={mlp_file(tmp_path, 'tiny')}"
     report = exact_report(spec, "tiny", sampling=True)
@@ -370,8 +370,8 @@ def test_the_exact_report_of_a_sampling_network(tmp_path: Path) -> None:
 def test_the_exact_report_refuses_bad_input_before_enumerating(monkeypatch: pytest.MonkeyPatch, tree_cache: Path,
                                                                spec: str, preset: str, options: dict,
                                                                message: str) -> None:
-    from experiments.exploit.exact import exact_report
-    from tacocat_env.exact import store
+    from tacocat.analysis.exploit import exact_report
+    from tacocat.analysis import store
 
     def no_tree(*args: object, **kwargs: object) -> None:
         raise AssertionError("the tree was enumerated")

@@ -1,4 +1,4 @@
-"""Round-robin tournaments (agents.tournament)."""
+"""Round-robin tournaments (tacocat.evaluation.tournament)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from agents.evaluation import match
-from agents.tournament import tournament
+from tacocat.evaluation.matches import match
+from tacocat.evaluation.tournament import tournament
 
 
 AGENTS = ["random", "test-first", "test-last"]
@@ -86,10 +86,3 @@ def test_parallel_tournament_matches_serial():
     np.testing.assert_array_equal(serial.matrix, parallel.matrix)
     np.testing.assert_array_equal(serial.ratings.ratings, parallel.ratings.ratings)
     assert serial.matches[0].deal_scores == parallel.matches[0].deal_scores
-
-
-def test_games_keyword_is_a_deprecated_alias_of_deal_pairs():
-    with pytest.warns(DeprecationWarning, match=r"tournament\(games=\.\.\.\) is deprecated; use deal_pairs="):
-        old = tournament(["random", "test-last"], games=2, seed=3, n_boot=10, progress=False)
-    new = tournament(["random", "test-last"], deal_pairs=2, seed=3, n_boot=10, progress=False)
-    assert old.games == new.games == 2 and old.matches[0].deal_scores == new.matches[0].deal_scores

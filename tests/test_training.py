@@ -18,18 +18,18 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.env_checker import check_env
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-from agents.arena import play_game
-from agents.base import Agent
-from agents.registry import format_spec, make_agent
-from agents.trained import ModelFileError, write_metadata
-from experiments.common.config import load_experiment
-from experiments.sb3.gym_env import TacocatSingleAgentEnv, make_env_fn
-from experiments.common.loop import train
-from experiments.sb3.config import SB3Experiment
-from tacocat_env.errors import IllegalActionError
+from tacocat.evaluation.arena import play_game
+from tacocat.agents.base import Agent
+from tacocat.agents.registry import format_spec, make_agent
+from tacocat.agents.trained import ModelFileError, write_metadata
+from tacocat.train.config import load_experiment
+from tacocat.train.gym_env import TacocatSingleAgentEnv, make_env_fn
+from tacocat.train.loop import train
+from tacocat.train.sb3.config import SB3Experiment
+from tacocat.game.errors import IllegalActionError
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "experiments" / "configs" / "smoke.yaml"
+SMOKE = ROOT / "tacocat" / "train" / "configs" / "smoke.yaml"
 POOL = [("random", 1.0), ("highcard", 1.0)]
 
 
@@ -145,7 +145,7 @@ def test_a_config_builds_on_its_base_config(tmp_path):
 
 
 def test_the_main_job_is_the_league_config_with_its_own_budget_and_evaluation():
-    configs = ROOT / "experiments" / "configs"
+    configs = ROOT / "tacocat" / "train" / "configs"
     main, league = load_experiment(configs / "main.yaml"), load_experiment(configs / "league.yaml")
     assert main.total_timesteps < league.total_timesteps and main.eval != league.eval
     assert main.model_copy(update={k: getattr(league, k) for k in ("name", "total_timesteps", "eval",
@@ -237,7 +237,7 @@ def test_same_seed_same_curve_and_weights(smoke_run, tmp_path):
 @pytest.mark.slow  # over 15 s on the 2-core machine; `-m 'not slow'` skips it
 def test_resume_after_kill_continues_from_the_last_checkpoint(tmp_path):
     total = 12288
-    cmd = [sys.executable, "-m", "experiments.cli", "train", "--config", str(SMOKE), "--no-progress",
+    cmd = [sys.executable, "-m", "tacocat.cli.app", "train", "--config", str(SMOKE), "--no-progress",
            "--set", f"run_root={tmp_path}", "--set", f"total_timesteps={total}", "--set", "eval.every=4096"]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -263,7 +263,7 @@ def test_resume_after_kill_continues_from_the_last_checkpoint(tmp_path):
         assert json.loads(archive.read("tacocat.json"))["timesteps"] == total
 
 
-@pytest.mark.parametrize("path", [p for p in sorted((ROOT / "experiments" / "configs").glob("*.yaml"))
+@pytest.mark.parametrize("path", [p for p in sorted((ROOT / "tacocat" / "train" / "configs").glob("*.yaml"))
                                   if not p.name.startswith("tune_")], ids=lambda p: p.stem)  # tune files: test_tune
 def test_shipped_configs_are_valid(path):
     config = load_experiment(path)
@@ -305,8 +305,8 @@ def test_masked_distribution_has_no_nan_and_no_mass_on_illegal_actions(smoke_run
 
 
 def test_latest_checkpoint_skips_a_checkpoint_without_its_completion_marker(tmp_path):
-    from experiments.common import checkpoints
-    from experiments.common.run_dir import config_hash
+    from tacocat.train import checkpoints
+    from tacocat.train.run_dir import config_hash
 
     config = smoke_config(tmp_path)
     folder = tmp_path / "checkpoints"
@@ -365,7 +365,7 @@ def _rows(path: Path) -> list[dict[str, str]]:
 def test_the_single_agent_view_is_registered_with_gymnasium():
     import gymnasium
 
-    env = gymnasium.make("experiments.sb3.gym_env:Tacocat-v0", opponents=[("random", 1.0)], learner_seat=1)
+    env = gymnasium.make("tacocat.train.gym_env:Tacocat-v0", opponents=[("random", 1.0)], learner_seat=1)
     obs, info = env.reset(seed=3)
     assert env.observation_space.contains(obs) and info["seat"] == 1
     mask = env.unwrapped.action_masks()
@@ -377,7 +377,7 @@ def test_the_single_agent_view_is_registered_with_gymnasium():
 def test_evaluate_and_compare_take_a_finished_run_from_the_cli(smoke_run, tmp_path):
     from typer.testing import CliRunner
 
-    from experiments.cli import app
+    from tacocat.cli.app import app
 
     run_dir = tmp_path / smoke_run.name
     import shutil

@@ -1,4 +1,4 @@
-"""The training progress bar (issue 36; experiments/common/progress.py): a notice while the
+"""The training progress bar (issue 36; tacocat/train/progress.py): a notice while the
 first iteration runs (the league compiles then), then a bar in env steps out of the config's
 total_timesteps that starts after the first iteration, shows one rate and never passes its
 total. Checked on what the bar holds and prints, never on timings."""
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from test_run_loop import CountingTrainer, _config
 
-from experiments.common.loop import run_training
-from experiments.common.progress import TrainingProgress
+from tacocat.train.loop import run_training
+from tacocat.train.progress import TrainingProgress
 
 
 def test_the_bar_starts_after_the_first_iteration_and_stops_at_the_total(capsys: pytest.CaptureFixture) -> None:

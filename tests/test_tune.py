@@ -21,14 +21,14 @@ from optuna.storages import RetryHeartbeatStaleTrialCallback
 from optuna.trial import TrialState
 from typer.testing import CliRunner
 
-from experiments.cli import app
-from experiments.common.compare import compare_runs
-from experiments.common.config import load_experiment
-from experiments.tune.study import Objective, make_pruner, open_study, run_study
-from experiments.tune.config import PER_TRIAL_FIELDS, HyperbandPrunerConfig, MedianPrunerConfig, TuneConfig, load_tune
+from tacocat.cli.app import app
+from tacocat.train.compare import compare_runs
+from tacocat.train.config import load_experiment
+from tacocat.train.tune.study import Objective, make_pruner, open_study, run_study
+from tacocat.train.tune.config import PER_TRIAL_FIELDS, HyperbandPrunerConfig, MedianPrunerConfig, TuneConfig, load_tune
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIGS = ROOT / "experiments" / "configs"
+CONFIGS = ROOT / "tacocat" / "train" / "configs"
 SMOKE = CONFIGS / "smoke.yaml"
 
 # two rollouts of 2 envs x 128 steps, an evaluation after each
@@ -122,7 +122,7 @@ def test_an_accepted_study_name_keeps_its_folder_one_level_inside_runs_tune(name
 
 
 def test_the_experiment_name_pattern_is_the_study_name_pattern():
-    from experiments.common.settings import NAME_PATTERN
+    from tacocat.train.settings import NAME_PATTERN
 
     assert TuneConfig.model_fields["study"].metadata[0].pattern == NAME_PATTERN
 
@@ -140,8 +140,8 @@ def test_three_processes_creating_one_new_sqlite_study_at_once_all_share_it(tmp_
     child = textwrap.dedent("""
         import sys, time
         from pathlib import Path
-        from experiments.tune.study import open_study
-        from experiments.tune.config import load_tune
+        from tacocat.train.tune.study import open_study
+        from tacocat.train.tune.config import load_tune
         me, sync, files = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
         setups = [load_tune(f) for f in files]
         for r, setup in enumerate(setups):
@@ -329,7 +329,7 @@ def test_a_trial_of_a_killed_worker_is_marked_failed_and_the_study_resumes(tmp_p
     heartbeat = {"interval": 1, "grace_period": 2, "max_retry": 1}
     long_trial = {**TINY_TRIAL, "total_timesteps": 10_000_000}
     tune_file = write_tune(tmp_path, "long.yaml", trial=long_trial, heartbeat=heartbeat)
-    proc = subprocess.Popen([sys.executable, "-m", "experiments.cli", "tune", "--config", str(tune_file),
+    proc = subprocess.Popen([sys.executable, "-m", "tacocat.cli.app", "tune", "--config", str(tune_file),
                              "--trials", "1", "--no-progress"], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)
     setup = load_tune(write_tune(tmp_path, "short.yaml", heartbeat=heartbeat))  # same study and storage

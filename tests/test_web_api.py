@@ -1,11 +1,10 @@
-"""The web app's HTTP API (tacocat_web), through Starlette's TestClient: play, watch, replay,
+"""The web app's HTTP API (tacocat.web), through Starlette's TestClient: play, watch, replay,
 hidden information by perturbation (R7.3: a player's responses are byte-identical when the
 opponent's hidden cards change), and bad input (a 4xx with a one-line JSON error, the game
 unchanged)."""
 
 from __future__ import annotations
 
-import ast
 import copy
 import json
 import threading
@@ -17,16 +16,16 @@ import pytest
 pytest.importorskip("starlette", reason="the web extra is not installed (pip install -e '.[web]')")
 from starlette.testclient import TestClient  # noqa: E402
 
-from agents.arena import play_game  # noqa: E402
-from agents.registry import make_agent  # noqa: E402
-from agents.replay import game_to_dict, replay_game  # noqa: E402
+from tacocat.evaluation.arena import play_game  # noqa: E402
+from tacocat.agents.registry import make_agent  # noqa: E402
+from tacocat.evaluation.game_files import game_to_dict, replay_game  # noqa: E402
 from conftest import resample_hidden  # noqa: E402
-from tacocat_env.engine import Phase  # noqa: E402
-from tacocat_env.presets import preset_config  # noqa: E402
-from tacocat_env.view import player_view  # noqa: E402
-from tacocat_web import server  # noqa: E402
-from tacocat_web.app import MAX_BODY, MAX_FILE_BODY, create_app  # noqa: E402
-from tacocat_web.games import GameStore, PlayGame  # noqa: E402
+from tacocat.game.engine import Phase  # noqa: E402
+from tacocat.game.presets import preset_config  # noqa: E402
+from tacocat.game.view import player_view  # noqa: E402
+from tacocat.web import server  # noqa: E402
+from tacocat.web.app import MAX_BODY, MAX_FILE_BODY, create_app  # noqa: E402
+from tacocat.web.games import GameStore, PlayGame  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -132,7 +131,7 @@ def test_the_table_and_the_words_are_the_players_view(client):
     data = _play(client, opponent="random", seat=1, seed=5)
     game = _store(client).get(data["game"])
     view = player_view(game.state, 1)
-    from tacocat_env.render import describe_event, render_svg, render_view
+    from tacocat.game.render import describe_event, render_svg, render_view
 
     assert data["text"] == render_view(view)
     assert data["svg"] == render_svg(view, names=("random", "you"))
@@ -476,7 +475,7 @@ def test_serve_says_where_and_who_can_reach_it(monkeypatch):
 def test_serve_refuses_a_port_in_use_and_a_bad_port_in_one_line():
     from typer.testing import CliRunner
 
-    from experiments.cli import app
+    from tacocat.cli.app import app
 
     taken = server.bind("127.0.0.1", 0)
     try:
@@ -487,24 +486,6 @@ def test_serve_refuses_a_port_in_use_and_a_bad_port_in_one_line():
     assert result.exit_code == 1 and len(errors) == 1 and "cannot listen" in errors[0], result.output
     result = CliRunner().invoke(app, ["serve", "--port", "70000"])
     assert result.exit_code == 2 and "--port" in result.output and "Traceback" not in result.output
-
-
-def test_tacocat_web_imports_point_one_way():
-    """tacocat_web may import agents and tacocat_env; of the rest, only experiments/cli.py imports it."""
-    def imports(path: Path) -> set[str]:
-        found = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                found |= {alias.name.split(".")[0] for alias in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                found.add(node.module.split(".")[0])
-        return found
-
-    for path in (ROOT / "tacocat_web").rglob("*.py"):
-        assert not imports(path) & {"experiments"}, path
-    users = {str(p.relative_to(ROOT)) for package in ("tacocat_env", "agents", "experiments")
-             for p in (ROOT / package).rglob("*.py") if "tacocat_web" in imports(p)}
-    assert users == {"experiments/cli.py"}
 
 
 def test_an_agent_that_fails_is_a_json_500_and_the_server_goes_on():

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from agents.arena import play_game
-from agents.registry import make_agent
-from agents.replay import game_to_dict, replay_game
-from tacocat_env.config import RulesConfig
-from tacocat_env.presets import preset_config
+from tacocat.evaluation.arena import play_game
+from tacocat.agents.registry import make_agent
+from tacocat.evaluation.game_files import game_to_dict, replay_game
+from tacocat.game.config import RulesConfig
+from tacocat.game.presets import preset_config
 
 CHROMIUM = Path("/usr/bin/chromium")
 TIMEOUT_MS = 20_000
@@ -33,7 +33,7 @@ def _unavailable(reason: str) -> None:
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
     try:
-        from tacocat_web.server import BackgroundServer
+        from tacocat.web.server import BackgroundServer
     except ImportError as err:
         _unavailable(f"the web extra is not installed ({err})")
     with BackgroundServer() as address:

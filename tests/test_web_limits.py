@@ -19,15 +19,15 @@ import pytest
 pytest.importorskip("starlette", reason="the web extra is not installed (pip install -e '.[web]')")
 from starlette.testclient import TestClient  # noqa: E402
 
-from agents.replay import replay_game  # noqa: E402
-from tacocat_env.config import RulesConfig  # noqa: E402
-from tacocat_env.engine import apply_action, legal_actions, new_game  # noqa: E402
-from tacocat_env.render import describe_event, render_svg, render_text  # noqa: E402
-from tacocat_web.app import create_app  # noqa: E402
-from tacocat_web.games import CHECKPOINT_EVERY, IDLE_S, GameStore, PlayGame, Rules  # noqa: E402
-from tacocat_web.server import BackgroundServer  # noqa: E402
-from tacocat_web.specs import ServedAgents  # noqa: E402
-from tacocat_web.work import Budget, Limits  # noqa: E402
+from tacocat.evaluation.game_files import replay_game  # noqa: E402
+from tacocat.game.config import RulesConfig  # noqa: E402
+from tacocat.game.engine import apply_action, legal_actions, new_game  # noqa: E402
+from tacocat.game.render import describe_event, render_svg, render_text  # noqa: E402
+from tacocat.web.app import create_app  # noqa: E402
+from tacocat.web.games import CHECKPOINT_EVERY, IDLE_S, GameStore, PlayGame, Rules  # noqa: E402
+from tacocat.web.server import BackgroundServer  # noqa: E402
+from tacocat.web.specs import ServedAgents  # noqa: E402
+from tacocat.web.work import Budget, Limits  # noqa: E402
 
 #: the slowest search served: it searches its replace decisions too, the person's first move's replies
 SLOW = "search:simulations=1000,search_replace=true"

@@ -1,5 +1,5 @@
 """`tacocat serve` runs no code it is sent (issue 36): agent specs over HTTP are checked against
-the server's allow-list (tacocat_web.specs), policy paths must lie in the folders it serves and
+the server's allow-list (tacocat.web.specs), policy paths must lie in the folders it serves and
 are refused with one message, a server open to the network answers only the host names it was
 given, every answer carries the page's security headers, text that is not valid Unicode is
 refused, and the page says what a seed reveals."""
@@ -15,14 +15,14 @@ import pytest
 pytest.importorskip("starlette", reason="the web extra is not installed (pip install -e '.[web]')")
 from starlette.testclient import TestClient  # noqa: E402
 
-from agents.arena import play_game  # noqa: E402
-from agents.mlp_agent import CHAMPION  # noqa: E402
-from agents.registry import make_agent  # noqa: E402
-from agents.replay import game_to_dict  # noqa: E402
-from tacocat_env.presets import preset_config  # noqa: E402
-from tacocat_web import server  # noqa: E402
-from tacocat_web.app import SECURITY_HEADERS, create_app  # noqa: E402
-from tacocat_web.specs import PATH_REFUSED, ServedAgents  # noqa: E402
+from tacocat.evaluation.arena import play_game  # noqa: E402
+from tacocat.agents.mlp_agent import CHAMPION  # noqa: E402
+from tacocat.agents.registry import make_agent  # noqa: E402
+from tacocat.evaluation.game_files import game_to_dict  # noqa: E402
+from tacocat.game.presets import preset_config  # noqa: E402
+from tacocat.web import server  # noqa: E402
+from tacocat.web.app import SECURITY_HEADERS, create_app  # noqa: E402
+from tacocat.web.specs import PATH_REFUSED, ServedAgents  # noqa: E402
 
 
 def _refused(response, status: int, *words: str) -> str:
@@ -88,7 +88,7 @@ def test_a_ppo_model_that_does_not_load_changes_no_thread_count(tmp_path):
     pytest.importorskip("sb3_contrib", reason="ppo needs the sb3 extra")
     import torch
 
-    from agents.trained import ModelFileError
+    from tacocat.agents.trained import ModelFileError
 
     before = torch.get_num_threads()
     with pytest.raises(ModelFileError):
@@ -187,7 +187,7 @@ def test_a_network_address_needs_allowed_hosts_and_answers_only_them(monkeypatch
 def test_tacocat_serve_on_the_network_without_allowed_hosts_is_one_error_line(monkeypatch):
     from typer.testing import CliRunner
 
-    from experiments.cli import app
+    from tacocat.cli.app import app
 
     monkeypatch.setattr(server, "_server", _Dummy)
     result = CliRunner().invoke(app, ["serve", "--host", "0.0.0.0", "--port", "0"])

@@ -1,4 +1,4 @@
-"""The backend-specific helpers (tacocat_env/batch/xla.py): each helper's XLA:CPU form and its
+"""The backend-specific helpers (tacocat/game/batch/xla.py): each helper's XLA:CPU form and its
 plain form give the same results, on seeded random inputs, unbatched, under `jax.jit` and under
 `jax.vmap`; and whole games (the batch engine with auto-reset and without, the random policy,
 the `counter` port) are the same with every helper in either form.
@@ -19,13 +19,13 @@ jax = pytest.importorskip("jax")
 pytest.importorskip("pgx")
 import jax.numpy as jnp  # noqa: E402
 
-from experiments.league.heuristics import make_heuristic  # noqa: E402
-from tacocat_env import RulesConfig  # noqa: E402
-from tacocat_env.batch import TacocatBatch, xla  # noqa: E402
-from tacocat_env.batch.rollout import random_legal_actions  # noqa: E402
-from tacocat_env.batch.verify import FAST_COMPILE  # noqa: E402
-from tacocat_env.observation import ObservationLayout  # noqa: E402
-from tacocat_env.ruleset import compile_rules  # noqa: E402
+from tacocat.agents.heuristic_jax import make_heuristic  # noqa: E402
+from tacocat import RulesConfig  # noqa: E402
+from tacocat.game.batch import TacocatBatch, xla  # noqa: E402
+from tacocat.game.batch.rollout import random_legal_actions  # noqa: E402
+from tacocat.game.batch.verify import FAST_COMPILE  # noqa: E402
+from tacocat.game.observation import ObservationLayout  # noqa: E402
+from tacocat.game.ruleset import compile_rules  # noqa: E402
 
 
 def both_forms(helper: xla.TwoForms, *args, in_axes=None):

@@ -41,7 +41,7 @@ for path in (ROOT, ROOT / "tools"):
 
 from sweep_cases.case import Case, CliRefused, run_cli  # noqa: E402
 
-SMOKE = ROOT / "experiments" / "configs" / "smoke.yaml"
+SMOKE = ROOT / "tacocat" / "train" / "configs" / "smoke.yaml"
 
 
 @dataclass
@@ -63,7 +63,7 @@ class Report:
 # the cases
 # ---------------------------------------------------------------------------------------
 def rules_cases() -> Iterator[Case]:
-    from tacocat_env import RulesConfig
+    from tacocat import RulesConfig
 
     bad: dict[str, list[object]] = {
         "deck": [{}, {0: 40}, {-1: 40}, {1: 0}, {1: -3}, {1: 10**9}, {1: True, 2: 40}, {True: 40},
@@ -90,7 +90,7 @@ def rules_cases() -> Iterator[Case]:
 
 
 def rules_file_cases(tmp: Path) -> Iterator[Case]:
-    from tacocat_env import make_config
+    from tacocat import make_config
 
     texts = {
         "invalid YAML": "max_rounds: [\n", "YAML list": "- 1\n- 2\n", "YAML scalar": "42\n",
@@ -110,7 +110,7 @@ def rules_file_cases(tmp: Path) -> Iterator[Case]:
 
 
 def position_cases() -> Iterator[Case]:
-    from tacocat_env import setup_position
+    from tacocat import setup_position
 
     two = ([3, 4], [5, 6])
     bad: list[dict] = [
@@ -135,14 +135,14 @@ def position_cases() -> Iterator[Case]:
 def action_cases() -> Iterator[Case]:
     import numpy as np
 
-    import tacocat_env
-    from tacocat_env import apply_action, new_game
+    import tacocat
+    from tacocat import apply_action, new_game
 
     def over_game():
         state = new_game({"max_rounds": 1}, 0)
         rng = np.random.default_rng(0)
         while not state.is_over:
-            legal = tacocat_env.legal_actions(state)
+            legal = tacocat.legal_actions(state)
             apply_action(state, legal[int(rng.integers(len(legal)))])
         return state
 
@@ -152,11 +152,11 @@ def action_cases() -> Iterator[Case]:
         yield Case("api", f"new_game(seed={seed!r})", lambda s=seed: new_game(None, s))
     yield Case("api", "apply_action for the wrong player", lambda: apply_action(new_game(None, 0), 12, player=1))
     yield Case("api", "apply_action after the end", lambda: apply_action(over_game(), 12))
-    yield Case("api", "mutate legal_actions()", lambda: tacocat_env.legal_actions(new_game(None, 0)).append(1),
+    yield Case("api", "mutate legal_actions()", lambda: tacocat.legal_actions(new_game(None, 0)).append(1),
                (AttributeError, TypeError))
 
     def last_after_end():
-        e = tacocat_env.env(max_rounds=1)
+        e = tacocat.env(max_rounds=1)
         e.reset(seed=0)
         for _ in e.agent_iter():
             obs, _, term, trunc, _ = e.last()
@@ -164,15 +164,15 @@ def action_cases() -> Iterator[Case]:
         e.last()
 
     yield Case("api", "env.last() after the end", last_after_end)
-    yield Case("api", "raw_env.last() before reset", lambda: tacocat_env.raw_env().last(), (RuntimeError,))
-    yield Case("api", "raw_env.step() before reset", lambda: tacocat_env.raw_env().step(0), (RuntimeError,))
-    yield Case("api", "env(render_mode='3d')", lambda: tacocat_env.env(render_mode="3d"))
-    yield Case("api", "env(illegal_action='ignore')", lambda: tacocat_env.env(illegal_action="ignore"))
-    yield Case("api", "env(no_such_rule=1)", lambda: tacocat_env.env(no_such_rule=1))
-    yield Case("api", "env(max_rounds=True)", lambda: tacocat_env.env(max_rounds=True))
+    yield Case("api", "raw_env.last() before reset", lambda: tacocat.raw_env().last(), (RuntimeError,))
+    yield Case("api", "raw_env.step() before reset", lambda: tacocat.raw_env().step(0), (RuntimeError,))
+    yield Case("api", "env(render_mode='3d')", lambda: tacocat.env(render_mode="3d"))
+    yield Case("api", "env(illegal_action='ignore')", lambda: tacocat.env(illegal_action="ignore"))
+    yield Case("api", "env(no_such_rule=1)", lambda: tacocat.env(no_such_rule=1))
+    yield Case("api", "env(max_rounds=True)", lambda: tacocat.env(max_rounds=True))
 
     def step_illegal():
-        e = tacocat_env.env()
+        e = tacocat.env()
         e.reset(seed=0)
         e.step(int(np.flatnonzero(e.last()[0]["action_mask"] == 0)[0]))
 
@@ -180,7 +180,7 @@ def action_cases() -> Iterator[Case]:
 
 
 def spec_cases() -> Iterator[Case]:
-    from agents.registry import make_agent
+    from tacocat.agents.registry import make_agent
 
     specs = [
         "", "nope", "search:", "search:simulations", "search:simulations=", "search:simulations=-1",
@@ -200,10 +200,10 @@ def spec_cases() -> Iterator[Case]:
 
 
 def game_file_cases(tmp: Path) -> Iterator[Case]:
-    from agents.arena import play_game
-    from agents.registry import make_agent
-    from agents.replay import game_to_dict, load_games, replay_game
-    from tacocat_env import RulesConfig
+    from tacocat.evaluation.arena import play_game
+    from tacocat.agents.registry import make_agent
+    from tacocat.evaluation.game_files import game_to_dict, load_games, replay_game
+    from tacocat import RulesConfig
 
     record = play_game([make_agent("random"), make_agent("highcard")], seed=5)
     good = game_to_dict(record, ["random", "highcard"], RulesConfig())
@@ -250,7 +250,7 @@ def game_file_cases(tmp: Path) -> Iterator[Case]:
 
 
 def experiment_cases() -> Iterator[Case]:
-    from experiments.common.config import load_experiment
+    from tacocat.train.config import load_experiment
 
     overrides = [
         "name=../x", "name=/abs", "name=a/b", "name=a,b", "name=.hidden", "name=''", "name=null", "name=[1]",
@@ -275,10 +275,10 @@ def experiment_cases() -> Iterator[Case]:
 def model_file_cases(tmp: Path) -> Iterator[Case]:
     import torch
 
-    from agents.trained import load_policy
-    from tacocat_env.observation import ObservationLayout
-    from tacocat_env.ruleset import compile_rules
-    from tacocat_env import RulesConfig
+    from tacocat.agents.trained import load_policy
+    from tacocat.game.observation import ObservationLayout
+    from tacocat.game.ruleset import compile_rules
+    from tacocat import RulesConfig
 
     rules = compile_rules(RulesConfig())
     meta = {"ruleset_hash": rules.hash, "observation_size": ObservationLayout(rules).size,
@@ -340,7 +340,7 @@ def cli_cases(tmp: Path) -> Iterator[Case]:
     t = str(tmp)
     commands = [
         ["nosuchcommand"], ["match"], ["match", "random"], ["match", "random", "nope"], ["match", "nope", "random"],
-        ["match", "random", "random", "--games", "0"], ["match", "random", "random", "--games", "x"],
+        ["match", "random", "random", "--deal-pairs", "0"], ["match", "random", "random", "--deal-pairs", "x"],
         ["match", "random", "random", "--workers", "0"], ["match", "random", "random", "--seed", "x"],
         ["match", "random", "random", "--seed", "-1"], ["tournament", "--agents", "random,highcard", "--seed", "-1"],
         ["tournament", "--agents", "random,highcard", "--boot-seed", "-1"], ["play", "--seed", "-1"],
@@ -390,10 +390,10 @@ def _model_for_other_rules(path: Path) -> Path:
     """A valid model file whose metadata names another ruleset."""
     import torch
 
-    from agents.trained import PolicyArchitecture, build_policy
-    from tacocat_env import RulesConfig
-    from tacocat_env.observation import ObservationLayout
-    from tacocat_env.ruleset import compile_rules
+    from tacocat.agents.trained import PolicyArchitecture, build_policy
+    from tacocat import RulesConfig
+    from tacocat.game.observation import ObservationLayout
+    from tacocat.game.ruleset import compile_rules
 
     rules = compile_rules(RulesConfig())
     size = ObservationLayout(rules).size

@@ -6,7 +6,7 @@ drift from the code:
 * ``summary``     -- sizes of the spaces, ruleset hash, action ids per kind;
 * ``actions``     -- ``ActionCodec.table()``: id, kind, readable name of every action;
 * ``observation`` -- ``ObservationLayout.table()``: name, start, stop, size, upper bound, plus
-  the meaning of each slice taken from the table in ``tacocat_env.observation``'s docstring;
+  the meaning of each slice taken from the table in ``tacocat.game.observation``'s docstring;
 * ``config``      -- the fields of ``RulesConfig``: name, default, description.
 
 Usage::
@@ -32,12 +32,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import tacocat_env  # noqa: E402
-from tacocat_env import config as config_module  # noqa: E402
-from tacocat_env import observation  # noqa: E402
-from tacocat_env.config import RulesConfig, make_config  # noqa: E402
-from tacocat_env.observation import ObservationLayout  # noqa: E402
-from tacocat_env.ruleset import compile_rules  # noqa: E402
+import tacocat  # noqa: E402
+from tacocat.game import config as config_module  # noqa: E402
+from tacocat.game import observation  # noqa: E402
+from tacocat.game.config import RulesConfig, make_config  # noqa: E402
+from tacocat.game.observation import ObservationLayout  # noqa: E402
+from tacocat.game.ruleset import compile_rules  # noqa: E402
 
 SECTIONS = ("summary", "actions", "observation", "config")
 
@@ -63,7 +63,7 @@ def summary_section(config: RulesConfig) -> str:
     rules = compile_rules(config)
     codec = rules.codec
     layout = ObservationLayout(rules)
-    env = tacocat_env.raw_env(config=config)
+    env = tacocat.raw_env(config=config)
     ranges: OrderedDict[str, list[int]] = OrderedDict()
     for i, move in enumerate(codec.moves):
         ranges.setdefault(move.kind, []).append(i)
@@ -98,7 +98,7 @@ def observation_section(config: RulesConfig) -> str:
         high = layout.high[start:stop]
         bound = f"{high.min():g}" if high.min() == high.max() else f"{high.min():g}-{high.max():g}"
         rows.append([f"`{name}`", str(start), str(stop), str(stop - start), bound,
-                     meanings.get(name, "(not documented in tacocat_env/observation.py)")])
+                     meanings.get(name, "(not documented in tacocat/game/observation.py)")])
     return _md_table(["name", "start", "stop", "size", "max", "meaning"], rows, "lrrrrl")
 
 

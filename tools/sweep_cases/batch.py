@@ -1,5 +1,5 @@
 """Bad-input sweep: conversion between reference GameStates and the batch engine
-(tacocat_env.batch.convert through `TacocatBatch`), issue 24.
+(tacocat.game.batch.convert through `TacocatBatch`), issue 24.
 
 Things that are not GameStates, hand-edited states whose cards are not the deck (R0.4, R2.3) or
 whose fields have the wrong type or range, states of other rules, and bad arguments of
@@ -18,8 +18,8 @@ NOT_A_STATE = (TypeError,)
 
 
 def cases(tmp: Path) -> Iterator[Case]:
-    from tacocat_env import RulesConfig, new_game
-    from tacocat_env.batch import TacocatBatch
+    from tacocat import RulesConfig, new_game
+    from tacocat.game.batch import TacocatBatch
 
     env = TacocatBatch()
 

@@ -27,7 +27,7 @@ def run_cli(args: list[str], must_name: str = "", must_not_show: str = "", never
     without progress bars."""
     from typer.testing import CliRunner
 
-    from experiments.cli import app
+    from tacocat.cli.app import app
 
     if args and args[0] in ("match", "tournament"):
         args = [*args, "--no-progress"]

@@ -1,4 +1,4 @@
-"""Bad-input sweep: the Gymnasium view (experiments.sb3.gym_env), issue 24.
+"""Bad-input sweep: the Gymnasium view (tacocat.train.gym_env), issue 24.
 
 Opponent pools (shapes, weights), the constructor's arguments, seeds, actions outside the
 action space in both illegal-action modes, and play after a penalized ending.
@@ -19,8 +19,8 @@ def cases(tmp: Path) -> Iterator[Case]:
     import gymnasium
     import numpy as np
 
-    from experiments.sb3.gym_env import TacocatSingleAgentEnv
-    from tacocat_env import legal_actions
+    from tacocat.train.gym_env import TacocatSingleAgentEnv
+    from tacocat import legal_actions
 
     def env(**kwargs) -> Callable[[], object]:
         return lambda: TacocatSingleAgentEnv(**{"opponents": [("random", 1.0)], **kwargs})
@@ -78,4 +78,4 @@ def cases(tmp: Path) -> Iterator[Case]:
     yield Case("gym", "remove_opponent of the last opponent", pool_change(lambda e: e.remove_opponent("random")))
     yield Case("gym", "remove_opponent of an unknown spec", pool_change(lambda e: e.remove_opponent("planner")))
     yield Case("gym", "gymnasium.make(Tacocat-v0, opponents=[('random', -1)])",
-               lambda: gymnasium.make("experiments.sb3.gym_env:Tacocat-v0", opponents=[("random", -1)]))
+               lambda: gymnasium.make("tacocat.train.gym_env:Tacocat-v0", opponents=[("random", -1)]))

@@ -18,7 +18,7 @@ from pathlib import Path
 from sweep_cases.case import Case, CliRefused, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
-SMOKE = ROOT / "experiments" / "configs" / "league_smoke.yaml"
+SMOKE = ROOT / "tacocat" / "train" / "configs" / "league_smoke.yaml"
 CHANNEL = "league"
 MARKER, ARRAYS = "checkpoints/ckpt_256.json", "checkpoints/ckpt_256/arrays.npz"
 
@@ -33,10 +33,10 @@ def _base_run(tmp: Path) -> Path:
     import jax
     import jax.numpy as jnp
 
-    from experiments.common import checkpoints
-    from experiments.common.config import load_experiment
-    from experiments.common.run_dir import config_hash, new_run_dir, run_metadata
-    from experiments.league.trainer import LeagueTrainer
+    from tacocat.train import checkpoints
+    from tacocat.train.config import load_experiment
+    from tacocat.train.run_dir import config_hash, new_run_dir, run_metadata
+    from tacocat.train.league.trainer import LeagueTrainer
 
     config = load_experiment(SMOKE, overrides=[f"run_root={tmp / 'runs'}"])
     run_dir = new_run_dir(config)
@@ -202,8 +202,8 @@ def resume_cases(tmp: Path) -> Iterator[Case]:
 
 
 def config_cases(tmp: Path) -> Iterator[Case]:
-    from experiments.common.config import load_experiment
-    from experiments.common.settings import MAX_CONFIG_BYTES
+    from tacocat.train.config import load_experiment
+    from tacocat.train.settings import MAX_CONFIG_BYTES
 
     def smoke(*overrides: str) -> Callable[[], object]:
         return lambda: load_experiment(SMOKE, overrides=list(overrides))

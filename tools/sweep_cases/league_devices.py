@@ -14,7 +14,7 @@ from pathlib import Path
 from sweep_cases.case import Case, CliRefused, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
-SMOKE = ROOT / "experiments" / "configs" / "league_smoke.yaml"
+SMOKE = ROOT / "tacocat" / "train" / "configs" / "league_smoke.yaml"
 CHANNEL = "league_devices"
 
 #: league_smoke.yaml overrides -> what the refusal names
@@ -36,7 +36,7 @@ CONFIGS: dict[str, tuple[list[str], str]] = {
 
 
 def _config_case(overrides: list[str], fragment: str) -> None:
-    from experiments.common.config import load_experiment
+    from tacocat.train.config import load_experiment
 
     try:
         load_experiment(SMOKE, overrides=overrides)

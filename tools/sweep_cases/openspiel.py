@@ -1,4 +1,4 @@
-"""Bad-input sweep cases for the OpenSpiel adapter (tacocat_env/openspiel.py): serialized
+"""Bad-input sweep cases for the OpenSpiel adapter (tacocat/game/openspiel.py): serialized
 texts and actions. Each must raise `TacocatSpielError` (a ``pyspiel.SpielError`` and a
 ``ValueError``); a pickled payload that ran would raise SystemExit, which the sweep counts as
 a traceback."""
@@ -24,7 +24,7 @@ def cases(tmp: Path) -> Iterator[Case]:
     import numpy as np
     import pyspiel
 
-    from tacocat_env.openspiel import (
+    from tacocat.game.openspiel import (
         GAME_NAME,
         MAX_TEXT_CHARS,
         TacocatSpielError,

@@ -1,4 +1,4 @@
-"""Sweep cases for policy files (`league:path=`, `rllib:path=`; `agents.policy_file.load_policy`):
+"""Sweep cases for policy files (`league:path=`, `rllib:path=`; `tacocat.agents.policy_file.load_policy`):
 damaged copies of the shipped champion, through the loader, both agents and the CLI."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from sweep_cases.case import Case, CliRefused, run_cli
 from sweep_cases.fakes import patch_zip_directory
 
 ROOT = Path(__file__).resolve().parents[2]
-SMOKE = ROOT / "experiments" / "configs" / "smoke.yaml"
+SMOKE = ROOT / "tacocat" / "train" / "configs" / "smoke.yaml"
 DROP = None  # a member or metadata value that removes it
 
 
@@ -33,9 +33,9 @@ def _header(shape: tuple[int, ...], descr: str = "<f4", data: bytes = b"") -> by
 
 
 def cases(tmp: Path) -> Iterator[Case]:
-    from agents.mlp_agent import CHAMPION
-    from agents.policy_file import load_policy
-    from agents.registry import make_agent
+    from tacocat.agents.mlp_agent import CHAMPION
+    from tacocat.agents.policy_file import load_policy
+    from tacocat.agents.registry import make_agent
 
     with np.load(CHAMPION, allow_pickle=False) as data:  # the shipped file: trusted
         arrays = {name: data[name] for name in data.files}

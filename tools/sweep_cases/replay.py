@@ -22,13 +22,13 @@ def _no_frame(state: object) -> None:
 
 def _invoke(args: list[str]) -> None:
     """The CLI with frame drawing made to fail; a progress bar after the error is not clear."""
-    with mock.patch("tacocat_env.render.render_image", _no_frame):
+    with mock.patch("tacocat.game.render.render_image", _no_frame):
         run_cli(args, never_printed=("drawing frames",))
 
 
 def _illegal(game: dict) -> dict:
     """`game` with its sixth action replaced by one that is not legal there."""
-    from tacocat_env import RulesConfig, apply_action, legal_actions, new_game
+    from tacocat import RulesConfig, apply_action, legal_actions, new_game
 
     state = new_game(RulesConfig(), game["seed"])
     for player, action, _name in game["actions"][:5]:
@@ -38,10 +38,10 @@ def _illegal(game: dict) -> dict:
 
 
 def cases(tmp: Path) -> Iterator[Case]:
-    from agents.arena import play_game
-    from agents.registry import make_agent
-    from agents.replay import check_output_file, game_to_dict
-    from tacocat_env import RulesConfig
+    from tacocat.evaluation.arena import play_game
+    from tacocat.agents.registry import make_agent
+    from tacocat.evaluation.game_files import check_output_file, game_to_dict
+    from tacocat import RulesConfig
 
     good = game_to_dict(play_game([make_agent("random"), make_agent("highcard")], seed=5),
                         ["random", "highcard"], RulesConfig())

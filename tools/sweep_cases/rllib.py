@@ -54,8 +54,8 @@ def _closed_port() -> str:
 
 
 def cases(tmp: Path) -> Iterator[Case]:
-    from experiments.rllib.config import RllibConfig
-    from experiments.rllib.ray_runtime import RllibSetupError, check_reachable, resolve_address, start_ray
+    from tacocat.train.rllib.config import RllibConfig
+    from tacocat.train.rllib.ray_runtime import RllibSetupError, check_reachable, resolve_address, start_ray
 
     expect = (RllibSetupError,)
     settings = RllibConfig()

@@ -16,7 +16,7 @@ import yaml
 from sweep_cases.case import Case, CliRefused, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
-SMOKE = ROOT / "experiments" / "configs" / "smoke.yaml"
+SMOKE = ROOT / "tacocat" / "train" / "configs" / "smoke.yaml"
 SPACE = {"algo.learning_rate": {"type": "float", "low": 1e-4, "high": 1e-3, "log": True}}
 
 
@@ -25,8 +25,8 @@ def _invoke(args: list[str]) -> None:
 
 
 def cases(tmp: Path) -> Iterator[Case]:
-    from experiments.tune.study import open_study, run_study
-    from experiments.tune.config import load_tune
+    from tacocat.train.tune.study import open_study, run_study
+    from tacocat.train.tune.config import load_tune
 
     counter = iter(range(10**6))
 

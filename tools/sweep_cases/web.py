@@ -1,4 +1,4 @@
-"""Bad-input sweep: the web app's HTTP API (tacocat_web, `tacocat serve`), issue 29.
+"""Bad-input sweep: the web app's HTTP API (tacocat.web, `tacocat serve`), issue 29.
 
 Every field of every request body is given values of each wrong kind (null, a boolean, text, a
 fraction, a list, an object, numbers out of range), then come bodies that are not JSON objects,
@@ -38,13 +38,13 @@ def cases(tmp: Path) -> Iterator[Case]:
     except ImportError:  # the web extra is not installed: nothing to sweep here
         return
 
-    from agents.arena import play_game
-    from agents.mlp_agent import CHAMPION
-    from agents.registry import make_agent
-    from agents.replay import game_to_dict
-    from tacocat_env.config import make_config
-    from tacocat_web.app import MAX_BODY, create_app
-    from tacocat_web.specs import ServedAgents
+    from tacocat.evaluation.arena import play_game
+    from tacocat.agents.mlp_agent import CHAMPION
+    from tacocat.agents.registry import make_agent
+    from tacocat.evaluation.game_files import game_to_dict
+    from tacocat.game.config import make_config
+    from tacocat.web.app import MAX_BODY, create_app
+    from tacocat.web.specs import ServedAgents
 
     served, outside = tmp / "served", tmp / "outside"
     served.mkdir(exist_ok=True)
@@ -149,7 +149,7 @@ def cases(tmp: Path) -> Iterator[Case]:
                  "counter:samples=100000", "planner:sacrifice_rate=nan", f"league:path={outside / 'policy.npz'}",
                  f"league:path={served}/../outside/policy.npz", f"league:path={served / 'escape.npz'}",
                  f"league:path={served}", f"league:path={served / 'none.npz'}",
-                 "league:path=agents/../../../etc/passwd", 'league:path="a\x00b"'):
+                 "league:path=tacocat/agents/../../../etc/passwd", 'league:path="a\x00b"'):
         yield Case("web", f"play: opponent {spec!r}", request("POST", "/api/play", {"opponent": spec}))
         yield Case("web", f"watch: agent {spec!r}", request("POST", "/api/watch", {"agents": ["random", spec]}))
     yield Case("web", "play: a lone surrogate in the opponent",

@@ -1,0 +1,65 @@
+"""Play games between agents over the engine, with explicit seeds for the deal and the agents."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tacocat.agents.base import Agent, AgentInput
+from tacocat.game.config import RulesConfig, make_config
+from tacocat.game.engine import apply_action, new_game
+
+
+@dataclass
+class GameRecord:
+    """The outcome of one game, enough to replay it (`seed` + `actions`)."""
+
+    seed: int
+    ruleset_hash: str
+    winner: int | None
+    truncated: bool
+    rounds: int
+    actions: list[tuple[int, int]] = field(default_factory=list)
+    events: list[tuple[Any, ...]] = field(default_factory=list)
+
+    @property
+    def length(self) -> int:
+        return len(self.actions)
+
+
+def agent_rngs(seed: int, game_index: int) -> tuple[np.random.Generator, np.random.Generator]:
+    """Per-game generators for the two agents, independent of the deal's generator."""
+    seq = np.random.SeedSequence([seed, game_index, 1])
+    a, b = seq.spawn(2)
+    return np.random.default_rng(a), np.random.default_rng(b)
+
+
+def play_game(
+    agents: Sequence[Agent],
+    seed: int,
+    config: RulesConfig | None = None,
+    agent_generators: Sequence[np.random.Generator] | None = None,
+    keep_events: bool = True,
+) -> GameRecord:
+    """Play one game: `agents[p]` plays player_p; the deal is shuffled from `seed` only."""
+    cfg = config if config is not None else make_config()
+    state = new_game(cfg, seed)
+    generators = agent_generators or agent_rngs(seed, 0)
+    for player, agent in enumerate(agents):
+        agent.reset(player, generators[player])
+    while not state.is_over:
+        player = state.to_act
+        action = agents[player].act(AgentInput.from_state(state, player))
+        apply_action(state, action, player)
+    return GameRecord(
+        seed=seed,
+        ruleset_hash=state.rules.hash,
+        winner=state.winner,
+        truncated=state.truncated,
+        rounds=state.rounds_played,
+        actions=state.actions,
+        events=state.events if keep_events else [],
+    )

@@ -1,0 +1,863 @@
+"""The rules engine: a game state, its legal actions and the transition function.
+
+Plain Python + numpy, no RL imports. Cards are identified by *value index* (the position of
+their value in the ruleset's ascending list of values); cards of equal value are
+indistinguishable, so hands and piles are kept as counts per value index.
+
+The public API is::
+
+    state = new_game(config, seed)        # R2 set-up, first round dealt
+    legal_actions(state) -> tuple[int, ...]  # ids of the action codec, ascending (immutable)
+    apply_action(state, action)           # R4-R6; raises and changes nothing if illegal
+    state.current_player, state.is_over, state.winner, returns(state)
+
+`GameState.events` is the public history of the game (R7.2): what every player has seen,
+and nothing else, so agents may read it. `GameState.clone()` copies a state for search.
+
+Chance. The engine's only randomness is the deal at every round start (R2.2, R6.4): a `Deal`
+(both hands and the draw pile's order). By default it is a shuffle of the state's generator
+(`shuffled_deal`); `new_game(..., deal=)` and `apply_action(..., deal=)` deal given cards
+instead, through the same code, for callers that choose chance outcomes themselves (the
+OpenSpiel adapter's chance nodes). `reorder_pile` orders the hidden draw pile (R7.1) for a
+caller that decides the replacement draws (R4.3) when they are made. `make_state` builds a
+state from its parts (positions, determinizations, conversions), checked by `check_state`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any
+
+import numpy as np
+
+from tacocat.game.actions import MoveKind
+from tacocat.game.config import RulesConfig, make_config
+from tacocat.game.errors import (
+    ActionOutOfRangeError, GameOverError, IllegalActionError, InvalidPositionError, NotYourTurnError, TacocatError,
+)
+from tacocat.game.events import (
+    AnswerPlayed,
+    AttackPlayed,
+    DuelRevealed,
+    Event,
+    EventKind,
+    GameOver,
+    ReplaceRevealed,
+    RoundDealt,
+    ShowdownRevealed,
+    TacocatMoved,
+    TrickEnded,
+)
+from tacocat.game.ruleset import Ruleset, compile_rules
+
+# event kinds as module constants: looking an enum member up on its class costs as much as
+# building the event, and the engine builds one on most transitions
+(_ROUND, _REPLACE, _DUEL, _ATTACK, _ANSWER, _TRICK, _SHOWDOWN, _MOVE, _GAME_OVER) = EventKind
+
+
+class Phase(IntEnum):
+    """The decision the player to act faces."""
+
+    REPLACE = 0
+    DUEL = 1
+    ATTACK = 2
+    ANSWER = 3
+    OVER = 4
+
+
+@dataclass
+class GameState:
+    """Everything about a game, hidden parts included (privileged: see `observation` for a
+    player's view). Mutated in place by `apply_action`."""
+
+    rules: Ruleset
+    rng: np.random.Generator
+    space: int
+    covered: list[bool]
+    rounds_played: int = 0
+    phase: Phase = Phase.REPLACE
+    to_act: int = 0
+    #: cards each player holds (not counting cards set aside or played), per value index
+    hands: list[list[int]] = field(default_factory=list)
+    #: cards set aside in the running replace step (R4.1/R4.3), per value index
+    set_aside: list[list[int]] = field(default_factory=list)
+    #: draw pile, value indices, top card last (hidden, R7.1)
+    draw_pile: list[int] = field(default_factory=list)
+    #: face-up cards of this round, per value index (public, R2.3)
+    discard: list[int] = field(default_factory=list)
+    #: players who still have to replace this round, in order (R4.1/R4.2)
+    replace_queue: list[int] = field(default_factory=list)
+    #: how many cards each player may set aside in total in this replace step
+    replace_cap: list[int] = field(default_factory=lambda: [0, 0])
+    #: revealed number of cards each player replaced this round (None: not yet revealed)
+    replaced: list[int | None] = field(default_factory=lambda: [None, None])
+    #: duel card chosen by each player, hidden until both chose (R5.1)
+    duel: list[int | None] = field(default_factory=lambda: [None, None])
+    #: the last revealed duel of this round, (player_0's card, player_1's card)
+    last_duel: tuple[int, int] | None = None
+    attacker: int | None = None
+    #: cards of the attack in progress, highest first (R5.5)
+    attack: list[int] = field(default_factory=list)
+    #: answers given so far to `attack`, in order
+    answers: list[int] = field(default_factory=list)
+    winner: int | None = None
+    truncated: bool = False
+    #: winner of the last finished round (None if it was void); -1 before any round ended
+    last_round_winner: int | None = -1
+    #: public history: typed events (`tacocat.game.events`), documented in docs/ENVIRONMENT.md
+    events: list[Event] = field(default_factory=list)
+    #: every action taken, (player, action id): the private move log used for replays
+    actions: list[tuple[int, int]] = field(default_factory=list)
+    _legal_cache: tuple[int, ...] | None = field(default=None, repr=False)
+
+    def invalidate_legal_cache(self) -> None:
+        """Forget the cached legal actions: call it after editing fields by hand (analysis
+        and tests do); `apply_action` keeps the cache right by itself."""
+        self._legal_cache = None
+
+    # -- convenience views ---------------------------------------------------------------
+    @property
+    def config(self) -> RulesConfig:
+        return self.rules.config
+
+    @property
+    def current_player(self) -> int | None:
+        """The player to act, or None when the game is over."""
+        return None if self.phase is Phase.OVER else self.to_act
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase is Phase.OVER
+
+    @property
+    def deal_size(self) -> int:
+        return self.rules.board[self.space]
+
+    @property
+    def arrow(self) -> int | None:
+        """The player the current space's arrow points at; None for two arrows (R1.3)."""
+        return self.rules.arrows[self.space]
+
+    def hand_size(self, player: int) -> int:
+        """Public hand size: cards held plus cards set aside but not yet revealed (R4.1)."""
+        pending_duel = 1 if self.duel[player] is not None else 0
+        return sum(self.hands[player]) + sum(self.set_aside[player]) + pending_duel
+
+    def hand_values(self, player: int) -> list[int]:
+        """The card values a player holds, ascending (privileged)."""
+        values = self.rules.values
+        return [values[v] for v, n in enumerate(self.hands[player]) for _ in range(n)]
+
+    def table_cards(self) -> list[int]:
+        """Value indices of the cards on the table: the trick in progress."""
+        return self.attack + self.answers
+
+    def clone(self, *, history: bool = True, rng: np.random.Generator | None = None) -> GameState:
+        """An independent copy sharing only the immutable ruleset.
+
+        `history=False` starts the copy with empty `events`/`actions` (cheap copies for
+        rollouts); `rng` gives the copy that generator instead of a copy of this state's.
+        """
+        twin = copy.copy(self)
+        twin.rng = copy.deepcopy(self.rng) if rng is None else rng
+        twin.covered = list(self.covered)
+        twin.hands = [list(h) for h in self.hands]
+        twin.set_aside = [list(h) for h in self.set_aside]
+        twin.draw_pile = list(self.draw_pile)
+        twin.discard = list(self.discard)
+        twin.replace_queue = list(self.replace_queue)
+        twin.replace_cap = list(self.replace_cap)
+        twin.replaced = list(self.replaced)
+        twin.duel = list(self.duel)
+        twin.attack = list(self.attack)
+        twin.answers = list(self.answers)
+        twin.events = list(self.events) if history else []
+        twin.actions = list(self.actions) if history else []
+        twin._legal_cache = None
+        return twin
+
+
+# ---------------------------------------------------------------------------------------
+# set-up and rounds (R2, R6.4)
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Deal:
+    """The cards of a round start (R2.2, R2.3): each player's hand, as counts per value index
+    (player_0's first), and the draw pile, value indices with the top card last."""
+
+    hands: tuple[Sequence[int], Sequence[int]]
+    pile: Sequence[int]
+
+
+def new_game(
+    config: Ruleset | RulesConfig | dict[str, Any] | None = None,
+    seed: int | np.random.Generator | None = None,
+    *,
+    deal: Deal | None = None,
+) -> GameState:
+    """A new game (R2): Tacocat on the centre, no tiles, first round dealt.
+
+    `config` is a rules config (or a mapping of its fields, or None for the defaults) or an
+    already compiled `Ruleset`. All randomness comes from the given seed or Generator; `deal`
+    gives the first round's cards instead of a shuffle (InvalidPositionError naming the problem
+    unless it holds two hands of the centre's deal size and the rest of the deck as the pile).
+    """
+    if isinstance(config, Ruleset):
+        rules = config
+    else:
+        rules = compile_rules(config if isinstance(config, RulesConfig) else make_config(config))
+    state = GameState(rules=rules, rng=make_rng(seed), space=rules.config.centre, covered=[False] * rules.n_spaces)
+    _start_round(state, deal)
+    return state
+
+
+def make_rng(seed: int | np.random.Generator | None) -> np.random.Generator:
+    """The generator of a game: a Generator as given, else one seeded from a non-negative
+    integer (or from fresh entropy for None)."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0):
+        raise TacocatError(f"seed must be a non-negative integer, a numpy Generator or None, got {seed!r}")
+    return np.random.default_rng(seed)
+
+
+def shuffled_deal(rules: Ruleset, size: int, rng: np.random.Generator) -> Deal:
+    """A random deal of `size` cards each (R2.2): all cards shuffled by one permutation of
+    `rng`, player_0 dealt the top `size` cards, then player_1; the rest is the draw pile."""
+    deck = rules.deck_cards
+    pile = [deck[i] for i in rng.permutation(len(deck))]
+    hands = [[0] * rules.n_values, [0] * rules.n_values]
+    for player in (0, 1):
+        for _ in range(size):
+            hands[player][pile.pop()] += 1
+    return Deal((hands[0], hands[1]), pile)
+
+
+def _start_round(state: GameState, deal: Deal | None = None) -> None:
+    """Deal a round on the state's space (R2.2, R6.4) and open its replace step: `deal` if
+    given (checked first, so a refused deal changes nothing), else `shuffled_deal` from the
+    state's generator."""
+    rules = state.rules
+    size = rules.board[state.space]
+    if deal is None:
+        deal = shuffled_deal(rules, size, state.rng)
+    else:
+        _check_deal(rules, state.space, deal)
+    n_values = rules.n_values
+    state.hands = [list(deal.hands[0]), list(deal.hands[1])]
+    state.draw_pile = list(deal.pile)
+    state.set_aside = [[0] * n_values, [0] * n_values]
+    state.discard = [0] * n_values
+    state.duel = [None, None]
+    state.last_duel = None
+    state.attacker = None
+    state.attack = []
+    state.answers = []
+    state.replaced = [None, None]
+    state.events.append(RoundDealt(_ROUND, state.rounds_played + 1, state.space, size, rules.arrows[state.space]))
+    state.replace_queue, state.replace_cap = replace_step(rules, state.space)
+    state.phase = Phase.REPLACE
+    state.to_act = state.replace_queue[0]
+
+
+def _check_deal(rules: Ruleset, space: int, deal: object) -> None:
+    """InvalidPositionError naming the first problem unless `deal` deals a round on `space`:
+    two hands of the space's deal size and a pile that together hold every card of the deck
+    exactly once (R2.2, R2.3)."""
+    if not isinstance(deal, Deal):
+        raise InvalidPositionError(f"deal: expected a Deal, got {type(deal).__name__}")
+    n, size = rules.n_values, rules.board[space]
+    if not (_sequence(deal.hands, 2) and all(_integers(h, 0, len(rules.deck_cards) + 1, n) for h in deal.hands)):
+        raise InvalidPositionError(f"deal: hands must be two lists of {n} non-negative counts (one per card value), "
+                                   f"got {deal.hands!r:.80}")
+    for player, hand in enumerate(deal.hands):
+        if sum(hand) != size:
+            raise InvalidPositionError(f"deal: player_{player}'s hand holds {sum(hand)} card(s), but a round on "
+                                       f"space {space} deals {size} (R2.2)")
+    if not _sequence(deal.pile):
+        raise InvalidPositionError(f"deal: pile must be a list of value indices, got {type(deal.pile).__name__}")
+    dealt = [a + b for a, b in zip(*deal.hands)]
+    for card in deal.pile:
+        if not _integer(card, 0, n):
+            raise InvalidPositionError(f"deal: the pile holds {card!r}, which is not a card of this deck "
+                                       f"(value indices 0..{n - 1})")
+        dealt[card] += 1
+    for v, (n_dealt, n_deck) in enumerate(zip(dealt, rules.copies)):
+        if n_dealt != n_deck:
+            raise InvalidPositionError(
+                f"deal: value {rules.values[v]} is dealt {n_dealt} time(s), but the deck has {n_deck}: every card "
+                "of the deck goes to one hand or the draw pile, once (R2.2, R2.3)"
+            )
+
+
+def replace_step(rules: Ruleset, space: int) -> tuple[list[int], list[int]]:
+    """The replace step of a round on `space`: the players who replace, in order, and how many
+    cards each may set aside. Two arrows (R4.1): both, simultaneously, up to the deal size.
+    One arrow (R4.2): the arrow player first; the opponent's cap (0 here) is set when the
+    first finishes."""
+    size = rules.board[space]
+    arrow = rules.arrows[space]
+    if arrow is None:
+        return [0, 1], [size, size]
+    caps = [0, 0]
+    caps[arrow] = size
+    return [arrow, 1 - arrow], caps
+
+
+def reorder_pile(state: GameState, pile: Sequence[int]) -> None:
+    """Put the draw pile in the order `pile` (value indices, top card last): the same cards,
+    reordered. Nobody sees the pile's order (R7.1), so a caller that decides replacement draws
+    (R4.3) only when they are made (OpenSpiel's chance nodes) puts the chosen cards on top
+    before the move that draws them. InvalidPositionError, and nothing changed, if `pile` does
+    not hold exactly the cards of the pile."""
+    if not _integers(pile, 0, state.rules.n_values) or sorted(pile) != sorted(state.draw_pile):
+        raise InvalidPositionError(f"reorder_pile: {pile!r:.80} is not an order of the draw pile's "
+                                   f"{len(state.draw_pile)} cards")
+    state.draw_pile = list(pile)
+
+
+# ---------------------------------------------------------------------------------------
+# states from their parts
+# ---------------------------------------------------------------------------------------
+def make_state(
+    rules: Ruleset,
+    *,
+    space: int,
+    covered: Sequence[bool],
+    hands: Sequence[Sequence[int]],
+    draw_pile: Sequence[int],
+    rng: int | np.random.Generator | None = None,
+    rounds_played: int = 0,
+    phase: Phase = Phase.REPLACE,
+    to_act: int = 0,
+    set_aside: Sequence[Sequence[int]] | None = None,
+    discard: Sequence[int] | None = None,
+    replace_queue: Sequence[int] = (),
+    replace_cap: Sequence[int] = (0, 0),
+    replaced: Sequence[int | None] = (None, None),
+    duel: Sequence[int | None] = (None, None),
+    last_duel: tuple[int, int] | None = None,
+    attacker: int | None = None,
+    attack: Sequence[int] = (),
+    answers: Sequence[int] = (),
+    winner: int | None = None,
+    truncated: bool = False,
+    last_round_winner: int | None = -1,
+    events: Sequence[Event] = (),
+    where: str = "make_state",
+) -> GameState:
+    """A state built from its parts (the fields of `GameState`, cards as value indices; the
+    set-asides and the discard pile default to empty), checked by `check_state` (errors name
+    `where`). The state owns copies of the parts; future rounds are dealt from `rng` (a seed
+    or a Generator, as `new_game` takes it)."""
+    n_values = rules.n_values
+    # the parts as given (any sequences) are checked first, then copied into the state's own lists
+    given = GameState(
+        rules=rules, rng=make_rng(rng), space=space, covered=covered, rounds_played=rounds_played, phase=phase,
+        to_act=to_act, hands=hands, set_aside=[[0] * n_values, [0] * n_values] if set_aside is None else set_aside,
+        draw_pile=draw_pile, discard=[0] * n_values if discard is None else discard, replace_queue=replace_queue,
+        replace_cap=replace_cap, replaced=replaced, duel=duel, last_duel=last_duel, attacker=attacker,
+        attack=attack, answers=answers, winner=winner, truncated=truncated, last_round_winner=last_round_winner,
+        events=events,
+    )
+    check_state(given, where)
+    state = given.clone(rng=given.rng)
+    state.last_duel = None if last_duel is None else (last_duel[0], last_duel[1])
+    return state
+
+
+def check_state(state: GameState, where: str = "state") -> GameState:
+    """`state` itself, once checked as a whole; InvalidPositionError naming `where` and the first
+    problem otherwise. Checked, in this order: every field of the right type and range for the
+    state's ruleset; every card of the deck in exactly one place (R0.4, R2.3); the fields of
+    the phase agree with each other (who acts, the replace queue, the hidden duel card, the
+    trick, the end of the game; the Tacocat on an uncovered space, R0.5); equal hand sizes
+    once the trick's cards are counted back (R4.4). Every state play reaches passes."""
+    rules = state.rules
+    n, n_spaces, largest = rules.n_values, rules.n_spaces, max(rules.board)
+    deal, most = largest + 1, len(rules.deck_cards) + 1
+    counts = f"{n} non-negative counts (one per card value)"
+    fields: dict[str, tuple[bool, str]] = {
+        "phase": (isinstance(state.phase, Phase), "a Phase"),
+        "to_act": (_integer(state.to_act, 0, 2), "0 or 1"),
+        "space": (_integer(state.space, 0, n_spaces), f"a space 0..{n_spaces - 1}"),
+        "covered": (_sequence(state.covered, n_spaces)
+                    and all(isinstance(c, (bool, np.bool_)) for c in state.covered), f"{n_spaces} booleans"),
+        "rounds_played": (_integer(state.rounds_played, 0, rules.config.max_rounds + 1),
+                          f"0..{rules.config.max_rounds}"),
+        "hands": (_sequence(state.hands, 2) and all(_integers(h, 0, most, n) for h in state.hands),
+                  f"two lists of {counts}"),
+        "set_aside": (_sequence(state.set_aside, 2) and all(_integers(h, 0, most, n) for h in state.set_aside),
+                      f"two lists of {counts}"),
+        "draw_pile": (_integers(state.draw_pile, 0, n), f"value indices 0..{n - 1}"),
+        "discard": (_integers(state.discard, 0, most, n), counts),
+        "replace_queue": (_integers(state.replace_queue, 0, 2) and len(state.replace_queue) <= 2,
+                          "at most 2 players"),
+        "replace_cap": (_integers(state.replace_cap, 0, deal, 2), f"two counts 0..{deal - 1}"),
+        "replaced": (_integers(state.replaced, 0, deal, 2, none=True), f"two counts 0..{deal - 1} or None"),
+        "duel": (_integers(state.duel, 0, n, 2, none=True), f"two value indices 0..{n - 1} or None"),
+        "last_duel": (state.last_duel is None or _integers(state.last_duel, 0, n, 2),
+                      f"None or two value indices 0..{n - 1}"),
+        "attacker": (_integer(state.attacker, 0, 2, none=True), "0, 1 or None"),
+        "attack": (_integers(state.attack, 0, n) and len(state.attack) <= largest - 1,
+                   f"at most {largest - 1} value indices 0..{n - 1}"),
+        "answers": (_integers(state.answers, 0, n) and len(state.answers) <= largest - 1,
+                    f"at most {largest - 1} value indices 0..{n - 1}"),
+        "winner": (_integer(state.winner, 0, 2, none=True), "0, 1 or None"),
+        "truncated": (isinstance(state.truncated, (bool, np.bool_)), "a boolean"),
+        "last_round_winner": (_integer(state.last_round_winner, -1, 2, none=True), "-1, 0, 1 or None"),
+        "events": (_sequence(state.events), "a list of events"),
+    }
+    for name, (ok, expected) in fields.items():
+        if not ok:
+            raise InvalidPositionError(f"{where}: field {name} must be {expected}, got {getattr(state, name)!r:.80}")
+    held, copies = card_counts(state), rules.copies
+    for v, (n_held, n_deck) in enumerate(zip(held, copies)):
+        if n_held != n_deck:
+            raise InvalidPositionError(
+                f"{where}: value {rules.values[v]} is held {n_held} time(s), but the deck has {n_deck} "
+                f"({sum(held)} cards in the state, {sum(copies)} in the deck): every card must be in exactly "
+                "one place (hands, set-asides, duel, table, discard, draw pile; R0.4, R2.3)"
+            )
+    problem = _phase_problem(state)
+    if problem:
+        raise InvalidPositionError(f"{where}: {problem}")
+    sizes = [state.hand_size(p) for p in (0, 1)]
+    if state.phase is Phase.ANSWER:
+        assert state.attacker is not None
+        sizes[state.attacker] += len(state.attack)
+        sizes[1 - state.attacker] += len(state.answers)
+    if sizes[0] != sizes[1]:
+        raise InvalidPositionError(f"{where}: hand sizes must be equal (R4.4), got {sizes[0]} and {sizes[1]}")
+    return state
+
+
+def _phase_problem(state: GameState) -> str | None:
+    """What in the state's fields does not fit its phase, or None (the checks of `check_state`)."""
+    phase, to_act, attacker = state.phase, state.to_act, state.attacker
+    name = phase.name.lower()
+    if phase is Phase.REPLACE:
+        if not state.replace_queue or state.replace_queue[0] != to_act:
+            return (f"replace phase: the player to act (player_{to_act}) must be the first of replace_queue "
+                    f"{list(state.replace_queue)} (R4.1, R4.2)")
+    elif state.replace_queue:
+        return f"{name} phase: replace_queue must be empty once replacing is over, got {list(state.replace_queue)}"
+    if phase in (Phase.REPLACE, Phase.DUEL) and attacker is not None:
+        return f"{name} phase: attacker must be None until a duel is won (R5.1), got {attacker}"
+    if phase in (Phase.ATTACK, Phase.ANSWER) and attacker is None:
+        return f"{name} phase: attacker must be 0 or 1"
+    if phase is Phase.ATTACK and to_act != attacker:
+        return f"attack phase: the attacker (player_{attacker}) acts, not player_{to_act} (R5.3)"
+    if phase is Phase.ANSWER:
+        if to_act == attacker:
+            return f"answer phase: the defender acts, not the attacker player_{attacker} (R5.5)"
+        if len(state.answers) >= len(state.attack):
+            return "answer phase: the attack must have unanswered cards (R5.5)"
+    elif state.attack or state.answers:
+        return f"{name} phase: attack and answers are only on the table while a trick is answered (R5.7)"
+    waiting = phase is Phase.DUEL and to_act == 1
+    if (state.duel[0] is not None) != waiting or state.duel[1] is not None:
+        return ("duel: only player_0's card is ever hidden, while player_1 chooses (R5.1); "
+                f"got duel {list(state.duel)} in the {name} phase with player_{to_act} to act")
+    over = state.winner is not None or state.truncated
+    if over != (phase is Phase.OVER) or (state.winner is not None and state.truncated):
+        return (f"{name} phase: a game is over exactly when it has a winner or was truncated, not both "
+                f"(winner {state.winner}, truncated {state.truncated}; R1.5, R6.4)")
+    if state.covered[state.space] and state.winner is None:
+        return f"the Tacocat cannot stand on covered space {state.space} (R0.5)"
+    return None
+
+
+def card_counts(state: GameState) -> list[int]:
+    """How many cards of each value index the state holds in all places together: both hands,
+    both set-asides, the hidden duel cards, the trick on the table, the discard pile and the
+    draw pile. A consistent state holds exactly the deck (`rules.copies`, R0.4, R2.3)."""
+    counts = [h0 + h1 + a0 + a1 + d for h0, h1, a0, a1, d in
+              zip(*state.hands, *state.set_aside, state.discard)]
+    for v in (*state.draw_pile, *state.attack, *state.answers, *state.duel):
+        if v is not None:
+            counts[v] += 1
+    return counts
+
+
+def _integer(value: Any, low: int, high: int, none: bool = False) -> bool:
+    """An integer (not a bool) in [low, high), or None where `none`."""
+    if value is None:
+        return none
+    return (isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+            and low <= value < high)
+
+
+def _sequence(values: Any, length: int | None = None) -> bool:
+    return isinstance(values, (list, tuple)) and (length is None or len(values) == length)
+
+
+def _integers(values: Any, low: int, high: int, length: int | None = None, none: bool = False) -> bool:
+    """A list (or tuple) of `length` integers in [low, high) (None allowed where `none`)."""
+    return _sequence(values, length) and all(_integer(v, low, high, none) for v in values)
+
+
+# ---------------------------------------------------------------------------------------
+# legal actions
+# ---------------------------------------------------------------------------------------
+def legal_actions(state: GameState) -> tuple[int, ...]:
+    """Ids of the legal actions of the player to act, ascending; () when the game is over.
+
+    A tuple: the engine caches it, so a caller must not be able to change it."""
+    if state._legal_cache is None:
+        state._legal_cache = tuple(_compute_legal(state))
+    return state._legal_cache
+
+
+def _compute_legal(state: GameState) -> list[int]:
+    phase = state.phase
+    rules = state.rules
+    codec = rules.codec
+    hand = state.hands[state.to_act] if phase is not Phase.OVER else []
+    if phase is Phase.REPLACE:
+        player = state.to_act
+        room = state.replace_cap[player] - sum(state.set_aside[player])
+        ids = [v for v, n in enumerate(hand) if n] if room > 0 else []
+        ids.append(codec.stop)
+        return ids
+    if phase is Phase.DUEL:
+        base = codec.duel_base
+        return [base + v for v, n in enumerate(hand) if n]
+    if phase is Phase.ATTACK:
+        return _attack_actions(rules, hand)
+    if phase is Phase.ANSWER:
+        current = state.attack[len(state.answers)]
+        base = codec.defend_base
+        ids = [base + v for v in range(current, rules.n_values) if hand[v]]
+        lowest = next(v for v, n in enumerate(hand) if n)
+        if lowest < current:  # R5.5: a real sacrifice; if the lowest card defends, defend with it
+            ids.append(codec.sacrifice)
+        return ids
+    return []
+
+
+def _attack_actions(rules: Ruleset, hand: list[int]) -> list[int]:
+    """Singles, sets and sequences that leave the attacker at least one card (R5.3, R5.4)."""
+    most = sum(hand) - 1
+    single_base = rules.codec.single_base
+    ids: list[int] = []
+    run = 0  # length of the run of held consecutive values ending at v
+    for v, n in enumerate(hand):
+        if not n:
+            run = 0
+            continue
+        ids.append(single_base + v)
+        set_row = rules.set_ids[v]
+        for size in range(2, min(n, most) + 1):
+            ids.append(set_row[size])  # type: ignore[arg-type]
+        run = run + 1 if v > 0 and hand[v - 1] and rules.consecutive[v - 1] else 1
+        for length in range(3, min(run, most) + 1):
+            ids.append(rules.seq_ids[v - length + 1][length])  # type: ignore[arg-type]
+    ids.sort()
+    return ids
+
+
+# ---------------------------------------------------------------------------------------
+# transitions
+# ---------------------------------------------------------------------------------------
+def apply_action(state: GameState, action: int, player: int | None = None, *, deal: Deal | None = None) -> None:
+    """Play `action` for the player to act (R4-R6).
+
+    Raises (and leaves the state untouched) when the game is over, when `player` is given and
+    is not the player to act, or when the action is out of range or not legal.
+
+    `deal` gives the cards of the round this move starts (R6.4) instead of a shuffle from the
+    state's generator: a chance outcome chosen by the caller. InvalidPositionError, and the
+    state untouched, when the move starts no round or `deal` is not a deal of its space
+    (`new_game` takes one for the first round). The move is made on a copy, which then
+    replaces the state's fields (its lists are new objects).
+    """
+    if state.phase is Phase.OVER:
+        raise GameOverError("the game is over; no action can be applied (reset to play again)")
+    if player is not None and player != state.to_act:
+        raise NotYourTurnError(f"player_{player} tried to act, but it is player_{state.to_act}'s turn")
+    legal = legal_actions(state)
+    if not (type(action) is int and action in legal):  # the common case, checked cheaply
+        action = check_action_id(state, action)
+        if action not in legal:
+            codec = state.rules.codec
+            raise IllegalActionError(
+                f"'{codec.names[action]}' (action {action}) is not legal for player_{state.to_act} "
+                f"now; legal: {_legal_text(state, legal)}",
+                action, legal, [codec.names[a] for a in legal],
+            )
+    if deal is None:
+        _apply_legal(state, action)
+        return
+    after = state.clone(rng=state.rng)
+    _apply_legal(after, action, deal)  # raises with only the copy changed
+    vars(state).update(vars(after))
+
+
+def _apply_legal(state: GameState, action: int, deal: Deal | None = None) -> None:
+    state._legal_cache = None
+    state.actions.append((state.to_act, action))
+    rounds = state.rounds_played
+    move = state.rules.codec.moves[action]
+    _APPLY_MOVE[move.kind](state, move.cards)
+    if state.rounds_played != rounds and state.phase is not Phase.OVER:
+        _start_round(state, deal)  # R6.4: the round ended and the game goes on
+    elif deal is not None:
+        raise InvalidPositionError(f"deal: '{state.rules.codec.names[action]}' (action {action}) starts no round, "
+                                   "so there is nothing to deal")
+
+
+def _sacrifice(state: GameState) -> None:
+    """R5.5: the answer is the defender's lowest card."""
+    hand = state.hands[state.to_act]
+    _answer(state, next(v for v, n in enumerate(hand) if n))
+
+
+def check_action_id(state: GameState, action: object) -> int:
+    """`action` as an int id of the action space; `ActionOutOfRangeError` (naming the legal
+    moves) for anything else: a non-integer, a boolean, an id outside [0, N)."""
+    codec = state.rules.codec
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        legal = legal_actions(state)
+        raise ActionOutOfRangeError(
+            f"action must be an integer id in [0, {codec.size}), got {action!r}; legal: {_legal_text(state, legal)}",
+            action, legal, [codec.names[a] for a in legal],
+        )
+    if not 0 <= action < codec.size:
+        legal = legal_actions(state)
+        raise ActionOutOfRangeError(
+            f"action {action} is out of range [0, {codec.size}); legal: {_legal_text(state, legal)}",
+            action, legal, [codec.names[a] for a in legal],
+        )
+    return int(action)
+
+
+def _legal_text(state: GameState, legal: tuple[int, ...]) -> str:
+    names = state.rules.codec.names
+    return ", ".join(f"{a}={names[a]!r}" for a in legal) or "none"
+
+
+def _set_aside(state: GameState, card: int) -> None:
+    player = state.to_act
+    state.hands[player][card] -= 1
+    state.set_aside[player][card] += 1
+
+
+def _stop_replacing(state: GameState) -> None:
+    player = state.replace_queue.pop(0)
+    simultaneous = state.arrow is None
+    if simultaneous and state.replace_queue:
+        state.to_act = state.replace_queue[0]  # R4.1: nothing is revealed until both finished
+        return
+    if simultaneous:
+        _reveal_replacement(state, 0)
+        _reveal_replacement(state, 1)
+    else:
+        _reveal_replacement(state, player)
+        if state.replace_queue:  # R4.2: the second player may replace at most as many
+            second = state.replace_queue[0]
+            state.replace_cap[second] = state.replaced[player]  # type: ignore[assignment]
+            if state.replace_cap[second] > 0:
+                state.to_act = second
+                return
+            state.replace_queue.clear()
+            state.replaced[second] = 0
+            state.events.append(ReplaceRevealed(_REPLACE, second, ()))
+    _open_duel(state)
+
+
+def _reveal_replacement(state: GameState, player: int) -> None:
+    """R4.3: the set-aside cards go face up to the discard pile; draw as many."""
+    aside = state.set_aside[player]
+    cards = tuple(v for v in range(len(aside) - 1, -1, -1) for _ in range(aside[v]))
+    hand = state.hands[player]
+    for v in cards:
+        state.discard[v] += 1
+        hand[state.draw_pile.pop()] += 1
+    state.set_aside[player] = [0] * len(aside)
+    state.replaced[player] = len(cards)
+    state.events.append(ReplaceRevealed(_REPLACE, player, cards))
+
+
+def _open_duel(state: GameState) -> None:
+    state.phase = Phase.DUEL
+    state.duel = [None, None]
+    state.to_act = 0
+
+
+def _duel(state: GameState, card: int) -> None:
+    """R5.1/R5.2: both choose a card unseen; the higher attacks; a tie re-duels."""
+    player = state.to_act
+    state.hands[player][card] -= 1
+    state.duel[player] = card
+    if player == 0:
+        state.to_act = 1
+        return
+    first, second = state.duel
+    assert first is not None and second is not None
+    state.duel = [None, None]
+    state.discard[first] += 1
+    state.discard[second] += 1
+    state.last_duel = (first, second)
+    state.events.append(DuelRevealed(_DUEL, first, second))
+    if sum(state.hands[0]) == 1:  # R5.2: one card each, straight to the showdown
+        _showdown(state)
+    elif first == second:
+        state.to_act = 0
+    else:
+        state.attacker = 0 if first > second else 1
+        state.phase = Phase.ATTACK
+        state.to_act = state.attacker
+
+
+def _attack(state: GameState, cards: tuple[int, ...]) -> None:
+    player = state.to_act
+    hand = state.hands[player]
+    for v in cards:
+        hand[v] -= 1
+    state.attack = list(cards)
+    state.answers = []
+    state.events.append(AttackPlayed(_ATTACK, player, cards))
+    state.phase = Phase.ANSWER
+    state.to_act = 1 - player
+
+
+def _answer(state: GameState, card: int) -> None:
+    """R5.5-R5.7: one answer per attack card; the trick is decided after the last one."""
+    defender = state.to_act
+    state.hands[defender][card] -= 1
+    target = state.attack[len(state.answers)]
+    state.answers.append(card)
+    state.events.append(AnswerPlayed(_ANSWER, defender, card, card >= target))
+    if len(state.answers) < len(state.attack):
+        return
+    defended = all(a >= t for a, t in zip(state.answers, state.attack))
+    for v in state.attack + state.answers:
+        state.discard[v] += 1
+    state.attack = []
+    state.answers = []
+    state.attacker = defender if defended else 1 - defender
+    state.events.append(TrickEnded(_TRICK, state.attacker))
+    if sum(state.hands[0]) == 1:
+        _showdown(state)
+    else:
+        state.phase = Phase.ATTACK
+        state.to_act = state.attacker
+
+
+def _showdown(state: GameState) -> None:
+    """R6.1/R6.2/R1.4: the lower last card wins the round; equal cards void it by default."""
+    last = [next(v for v, n in enumerate(state.hands[p]) if n) for p in (0, 1)]
+    for p in (0, 1):
+        state.hands[p][last[p]] -= 1
+        state.discard[last[p]] += 1
+    if last[0] != last[1]:
+        winner: int | None = 0 if last[0] < last[1] else 1
+    elif state.config.tie_policy == "arrow_player_wins":
+        winner = state.arrow
+    else:
+        winner = None
+    state.events.append(ShowdownRevealed(_SHOWDOWN, last[0], last[1], winner))
+    _finish_round(state, winner)
+
+
+def _finish_round(state: GameState, winner: int | None) -> None:
+    """R6.2-R6.4, R1.5: move the Tacocat and cover the space left, or void the round; end the
+    game in a goal or after max_rounds."""
+    state.rounds_played += 1
+    state.last_round_winner = winner
+    state.attacker = None
+    if winner is not None:
+        start = state.space
+        target = next_space(state.covered, start, winner)
+        state.covered[start] = True
+        state.events.append(TacocatMoved(_MOVE, winner, start, target))
+        if target in (-1, state.rules.n_spaces):
+            state.space = start  # the Tacocat is in a goal; `space` keeps its last board space
+            state.winner = winner
+            state.phase = Phase.OVER
+            state.events.append(GameOver(_GAME_OVER, winner))
+            return
+        state.space = target
+    if state.rounds_played >= state.config.max_rounds:
+        state.truncated = True
+        state.phase = Phase.OVER
+        state.events.append(GameOver(_GAME_OVER, None))
+    # otherwise `_apply_legal` deals the next round (R6.4), from the deal given to the move if any
+
+
+def next_space(covered: list[bool], space: int, player: int) -> int:
+    """R6.3: one space towards `player`'s goal, skipping covered spaces.
+
+    player_0's goal is index -1, player_1's goal is index len(covered).
+    """
+    step = -1 if player == 0 else 1
+    target = space + step
+    while 0 <= target < len(covered) and covered[target]:
+        target += step
+    return target
+
+
+def moves_to_goal(covered: list[bool] | tuple[bool, ...], space: int, winner: int | None, player: int) -> int:
+    """Decisive rounds `player` must still win to bring the Tacocat home (R6.3): 0 once they
+    have won, len(covered) + 1 once the opponent has."""
+    if winner is not None:
+        return 0 if winner == player else len(covered) + 1
+    covered = list(covered)
+    moves = 0
+    while 0 <= space < len(covered):
+        covered[space], space = True, next_space(covered, space, player)
+        moves += 1
+    return moves
+
+
+def round_shaping(state: GameState, rounds_before: int) -> list[float]:
+    """Optional shaping [player_0, player_1]: +round_reward to the winner and -round_reward to
+    the loser of a decisive round that ended since `rounds_before` rounds; zeros otherwise."""
+    if state.rounds_played == rounds_before:
+        return [0.0, 0.0]
+    return _round_bonus(state.config.round_reward, state.last_round_winner)
+
+
+def _round_bonus(bonus: float, winner: int | None) -> list[float]:
+    """The shaping of one finished round won by `winner` (None: void)."""
+    if not bonus or winner is None:
+        return [0.0, 0.0]
+    return [bonus, -bonus] if winner == 0 else [-bonus, bonus]
+
+
+def returns(state: GameState) -> list[float]:
+    """Game returns [player_0, player_1]: +1/-1 for a win, 0 for truncation or a game on."""
+    if state.winner is None:
+        return [0.0, 0.0]
+    return [1.0, -1.0] if state.winner == 0 else [-1.0, 1.0]
+
+
+def shaped_returns(state: GameState) -> list[float]:
+    """`returns` plus `round_shaping` summed over every round played: what a player earns over
+    the whole game, round rewards included (the OpenSpiel game's returns). Each decisive round
+    left one TacocatMoved event (R6.3); the rounds' shaping is added to the returns in order."""
+    result = returns(state)
+    bonus = state.config.round_reward
+    if bonus:
+        for event in state.events:
+            if event.kind == _MOVE:
+                paid = _round_bonus(bonus, event.winner)
+                result = [result[0] + paid[0], result[1] + paid[1]]
+    return result
+
+
+#: what each kind of move does (R4-R5), given the cards it plays
+_APPLY_MOVE: dict[MoveKind, Callable[[GameState, tuple[int, ...]], None]] = {
+    MoveKind.REPLACE: lambda state, cards: _set_aside(state, cards[0]),
+    MoveKind.STOP: lambda state, cards: _stop_replacing(state),
+    MoveKind.DUEL: lambda state, cards: _duel(state, cards[0]),
+    MoveKind.SINGLE: _attack,
+    MoveKind.SET: _attack,
+    MoveKind.SEQUENCE: _attack,
+    MoveKind.DEFEND: lambda state, cards: _answer(state, cards[0]),
+    MoveKind.SACRIFICE: lambda state, cards: _sacrifice(state),
+}

@@ -1,0 +1,103 @@
+"""Screenshots of the web app's three views, for docs/WEB.md.
+
+    python -m tacocat.web.screenshots --out docs/img
+
+Serves the app on a free local port, drives Debian's Chromium (/usr/bin/chromium) through
+Playwright to a position worth showing in each view (fixed seeds, so the pictures are the same
+every time), and writes web_play.png, web_watch.png and web_replay.png, reduced to a palette
+of 64 colours to keep them small.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import tempfile
+from pathlib import Path
+
+from PIL import Image
+
+from tacocat.evaluation.arena import play_game
+from tacocat.agents.registry import make_agent
+from tacocat.evaluation.game_files import game_to_dict
+from tacocat.game.config import make_config
+from tacocat.web.server import BackgroundServer
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+def _save(png: bytes, path: Path) -> None:
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    image.quantize(colors=64, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
+    print(f"wrote {path} ({image.width} x {image.height}, {path.stat().st_size // 1024} KB)")
+
+
+def _until_trick(page, tab: str, advance, limit: int = 200) -> None:  # noqa: ANN001 (Playwright page, callable)
+    """Advance until the table shows an attack and at least one answer."""
+    for _ in range(limit):
+        if page.locator(f"#{tab} .table .answer").count() and page.locator(f"#{tab} .table .attack").count():
+            return
+        advance()
+    raise RuntimeError(f"no trick on the table in {tab} after {limit} moves")
+
+
+def take(out: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    out.mkdir(parents=True, exist_ok=True)
+    with BackgroundServer() as url, sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True)
+        page = browser.new_page(viewport={"width": 1200, "height": 800})
+        page.goto(url + "/")
+        page.wait_for_selector("body[data-ready=true]")
+
+        page.fill("#play-form [name=seed]", "12")
+        page.click("#play-form button[type=submit]")
+        page.wait_for_selector("#play[data-version='0'][data-busy=false]")
+
+        def move() -> None:
+            version = int(page.get_attribute("#play", "data-version"))
+            page.locator("#play button.move").last.click()
+            page.wait_for_selector(f"#play[data-version='{version + 1}'][data-busy=false]")
+
+        _until_trick(page, "play", move)
+        _save(page.screenshot(full_page=True), out / "web_play.png")
+
+        page.click("nav [data-tab=watch]")
+        page.fill("#watch-form [name=seed]", "3")
+        page.click("#watch-form button[type=submit]")
+        page.wait_for_selector("#watch[data-version='0']")
+
+        def step() -> None:
+            version = int(page.get_attribute("#watch", "data-version"))
+            page.click("#watch .step")
+            page.wait_for_selector(f"#watch[data-version='{version + 1}'][data-busy=false]")
+
+        _until_trick(page, "watch", step)
+        _save(page.screenshot(full_page=True), out / "web_watch.png")
+
+        record = play_game([make_agent("counter"), make_agent("search")], seed=5)
+        with tempfile.TemporaryDirectory() as folder:
+            games = Path(folder) / "games.jsonl"
+            games.write_text(json.dumps(game_to_dict(record, ["counter", "search"], make_config(None))) + "\n")
+            page.click("nav [data-tab=replay]")
+            page.set_input_files("#replay-form [name=file]", str(games))
+            page.click("#replay-form button[type=submit]")
+            page.wait_for_selector("#replay[data-step='0']")
+        page.focus("#replay .timeline")
+        for _ in range(record.length // 2):
+            page.keyboard.press("ArrowRight")
+        page.wait_for_selector(f"#replay[data-step='{record.length // 2}']")
+        _save(page.screenshot(full_page=True), out / "web_replay.png")
+        browser.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=Path("docs/img"), help="folder for the PNG files")
+    take(parser.parse_args().out)
+
+
+if __name__ == "__main__":
+    main()
