@@ -2,7 +2,7 @@
 
 Measured in one run, each for `--seconds` of wall-clock time:
 
-* ``tacocat.game.env()``   -- the wrapped AEC env (what users get), standard AEC loop;
+* ``tacocat.env()``   -- the wrapped AEC env (what users get), standard AEC loop;
 * ``tacocat.raw_env()`` -- the same env without PettingZoo's wrappers;
 * the raw engine         -- ``new_game`` / ``legal_actions`` / ``apply_action``, no observations;
 * ``pettingzoo.classic.leduc_holdem_v4`` and ``connect_four_v3`` -- same loop as env().

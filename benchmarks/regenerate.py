@@ -47,9 +47,9 @@ from typing import Any
 
 import numpy as np
 
-from experiments.main import DEFAULT_CONFIG as MAIN_CONFIG  # the config `make main` trains
-from tacocat_env.stamp import PACKAGES
-from tacocat_env.stamp import stamp as source_stamp
+from tacocat.cli.main import DEFAULT_CONFIG as MAIN_CONFIG  # the config `make main` trains
+from tacocat.stamp import PACKAGES
+from tacocat.stamp import stamp as source_stamp
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "docs" / "results"
@@ -85,10 +85,10 @@ CROSSPLAY = ["random", "highcard", "planner", "counter", "search", "champion"]
 # stamp
 # ---------------------------------------------------------------------------------------
 def stamp(section: str, size: Any, command: str) -> dict[str, Any]:
-    """Where and with what a result was made: the shared stamp (`tacocat_env.stamp`: commit,
+    """Where and with what a result was made: the shared stamp (`tacocat.stamp`: commit,
     dirty flag, python, versions, ruleset hash; scipy too, which the ratings use) with the
     section, date, command, size, machine and load average."""
-    from tacocat_env.config import make_config
+    from tacocat.game.config import make_config
 
     return {
         "section": section,
@@ -125,7 +125,7 @@ def _pair_scores(m) -> np.ndarray:
 
 def _paired_difference(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
     """Mean of x - y over the same deal pairs with its 95% t interval."""
-    from agents.stats import paired_difference_interval
+    from tacocat.evaluation.stats import paired_difference_interval
 
     mean, low, high = paired_difference_interval(x, y)
     return {"mean": mean, "low": low, "high": high}
@@ -135,7 +135,7 @@ def _paired_difference(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
 # sections: run (-> JSON-ready dict) and render (dict -> markdown)
 # ---------------------------------------------------------------------------------------
 def run_ladder(pairs: dict[str, int], workers: int) -> dict[str, Any]:
-    from agents.evaluation import match
+    from tacocat.evaluation.matches import match
 
     rows = []
     for lower, upper in zip(LADDER, LADDER[1:]):
@@ -153,8 +153,8 @@ def render_ladder(data: dict[str, Any]) -> str:
 
 def run_counter(pairs: int, workers: int) -> dict[str, Any]:
     """The counter against its previous version, and both against the planner (same deals)."""
-    from agents.evaluation import match
-    from agents.heuristic import PREVIOUS_COUNTER
+    from tacocat.evaluation.matches import match
+    from tacocat.agents.heuristic import PREVIOUS_COUNTER
 
     rows = []
     for a, b in (("counter", PREVIOUS_COUNTER), ("counter", "planner"), (PREVIOUS_COUNTER, "planner")):
@@ -169,7 +169,7 @@ def render_counter(data: dict[str, Any]) -> str:
 
 
 def run_belief(pairs: int, workers: int) -> dict[str, Any]:
-    from agents.evaluation import match
+    from tacocat.evaluation.matches import match
 
     rows, diffs = [], []
     for opponent in BELIEF_OPPONENTS:
@@ -193,7 +193,7 @@ def render_belief(data: dict[str, Any]) -> str:
 
 
 def run_budget(pairs: dict[int, int], workers: int) -> dict[str, Any]:
-    from agents.evaluation import match
+    from tacocat.evaluation.matches import match
 
     rows = []
     for budget, n in pairs.items():
@@ -237,7 +237,7 @@ def plot_budget(data: dict[str, Any], path: Path) -> None:
 
 
 def run_crossplay(pairs: int, workers: int) -> dict[str, Any]:
-    from agents.tournament import tournament
+    from tacocat.evaluation.tournament import tournament
 
     t = tournament(CROSSPLAY, deal_pairs=pairs, seed=SEED, workers=workers, n_boot=1000)
     index = {name: i for i, name in enumerate(t.agents)}
@@ -267,8 +267,8 @@ def render_crossplay(data: dict[str, Any]) -> str:
 
 
 def run_search_speed(games: int, workers: int) -> dict[str, Any]:
-    from agents.arena import play_game
-    from agents.registry import make_agent
+    from tacocat.evaluation.arena import play_game
+    from tacocat.agents.registry import make_agent
 
     rows = []
     for budget in (24, 48, 96, 200):
@@ -294,9 +294,9 @@ def run_champion(pairs: dict[str, int], workers: int) -> dict[str, Any]:
     """The shipped league policy against each opponent (opponent: deal pairs)."""
     import hashlib
 
-    from agents.evaluation import match
-    from agents.mlp_agent import CHAMPION
-    from agents.policy_file import load_policy
+    from tacocat.evaluation.matches import match
+    from tacocat.agents.mlp_agent import CHAMPION
+    from tacocat.agents.policy_file import load_policy
 
     _, meta = load_policy(CHAMPION)
     model = {"file": str(CHAMPION.relative_to(ROOT)), "sha256": hashlib.sha256(CHAMPION.read_bytes()).hexdigest(),
@@ -322,9 +322,9 @@ def run_training(seeds: int, workers: int) -> dict[str, Any]:
     import csv
     import tempfile
 
-    from experiments.common.config import load_experiment
-    from experiments.common.evaluation import evaluate_run
-    from experiments.common.loop import train
+    from tacocat.train.config import load_experiment
+    from tacocat.train.evaluation import evaluate_run
+    from tacocat.train.loop import train
 
     runs = []
     with tempfile.TemporaryDirectory() as root:
@@ -349,7 +349,7 @@ def run_training(seeds: int, workers: int) -> dict[str, Any]:
 
 
 def render_training(data: dict[str, Any]) -> str:
-    from agents.stats import verdict as beats
+    from tacocat.evaluation.stats import verdict as beats
 
     opponents = [r["opponent"] for r in data["runs"][0]["final"]]
     lines = [f"Config `{data['config']}`, final model (greedy) against each opponent: win rate, 95% paired CI, "
@@ -448,7 +448,7 @@ def _match_table(labels: dict[str, str], rows: list[dict[str, Any]], label_cells
     (`labels`: header -> alignment, `label_cells`: a row's cells), then deal pairs, the win rate
     (headed `rate`), the paired and Wilson intervals and, headed `verdict` if given, whether
     the paired interval lies above 0.5. The one layout of every match table in BENCHMARKS."""
-    from agents.stats import verdict as beats
+    from tacocat.evaluation.stats import verdict as beats
 
     header = [*labels, "deal pairs", rate, "95% paired CI", "95% Wilson CI", *([verdict] if verdict else [])]
     align = [*labels.values(), "---:", "---:", "---", "---", *(["---"] if verdict else [])]

@@ -50,7 +50,7 @@ game is left unchanged so play can continue. `illegal_action="penalize"` gives P
 outside the action space still raises `tacocat.ActionOutOfRangeError` in that mode.
 
 ## Arguments
-`tacocat.game.env(render_mode=None, config=None, illegal_action="raise", **rule_overrides)`:
+`tacocat.env(render_mode=None, config=None, illegal_action="raise", **rule_overrides)`:
 `config` is a `RulesConfig`, a dict or a YAML path; keyword overrides are fields of
 `RulesConfig` (e.g. `tie_policy="arrow_player_wins"`).
 
