@@ -46,15 +46,15 @@ if _devices_from_argv(sys.argv) > 1:
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
                                + f" --xla_force_host_platform_device_count={_devices_from_argv(sys.argv)}")
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-import pgx  # noqa: E402
-from pgx.experimental import auto_reset  # noqa: E402
+import jax  # noqa: E402 (jax must see XLA_FLAGS first)
+import jax.numpy as jnp  # noqa: E402 (jax must see XLA_FLAGS first)
+import numpy as np  # noqa: E402 (jax must see XLA_FLAGS first)
+import pgx  # noqa: E402 (jax must see XLA_FLAGS first)
+from pgx.experimental import auto_reset  # noqa: E402 (jax must see XLA_FLAGS first)
 
-from tacocat.game.batch import TacocatBatch  # noqa: E402
-from tacocat.game.batch.rollout import make_rollout, policy_actions, random_legal_actions  # noqa: E402
-from tacocat.stamp import describe, stamp  # noqa: E402
+from tacocat.game.batch import TacocatBatch  # noqa: E402 (jax must see XLA_FLAGS first)
+from tacocat.game.batch.rollout import make_rollout, policy_actions, random_legal_actions  # noqa: E402 (jax must see XLA_FLAGS first)
+from tacocat.stamp import describe, stamp  # noqa: E402 (jax must see XLA_FLAGS first)
 
 BATCHES = (1, 64, 1024, 4096, 16384, 65536)
 
@@ -150,7 +150,11 @@ def main() -> None:
     for name in args.samplers:
         sampler = SAMPLERS[name]
         n = steps_for(4096, args.budget)
-        leduc_rollout = on_devices(lambda rows: pgx_rollout(leduc, rows, n, sampler), 4096, args.devices)  # noqa: B023
+        leduc_rollout = on_devices(
+            lambda rows: pgx_rollout(leduc, rows, n, sampler),  # noqa: B023 (used in this iteration)
+            4096,
+            args.devices,
+        )
         leduc_compile, leduc_speed, leduc_cpu = measure(leduc_rollout, 4096, n, args.repeats)
         leduc_speeds[name] = leduc_speed
         rows.append(("pgx leduc_holdem", name, 4096, n, leduc_speed, leduc_cpu))
@@ -159,8 +163,11 @@ def main() -> None:
             if batch % args.devices:
                 continue
             n = steps_for(batch, args.budget)
-            rollout = on_devices(lambda rows: make_rollout(env, rows, n, sampler=sampler), batch,  # noqa: B023
-                                 args.devices)
+            rollout = on_devices(
+                lambda rows: make_rollout(env, rows, n, sampler=sampler),  # noqa: B023 (used in this iteration)
+                batch,
+                args.devices,
+            )
             compile_s, speed, cpu = measure(rollout, batch, n, args.repeats)
             rows.append(("tacocat (batch)", name, batch, n, speed, cpu))
             print(f"compile time: tacocat batch {batch}, {name} sampler: {compile_s:.1f} s", flush=True)

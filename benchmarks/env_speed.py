@@ -46,12 +46,12 @@ from pathlib import Path
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")  # leduc/connect_four import pygame (render only)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import tacocat  # noqa: E402
-from tacocat.game.config import make_config  # noqa: E402
-from tacocat.game.engine import apply_action, legal_actions, new_game  # noqa: E402
-from tacocat.stamp import describe, stamp  # noqa: E402
+import tacocat
+from tacocat.game.config import make_config
+from tacocat.game.engine import apply_action, legal_actions, new_game
+from tacocat.stamp import describe, stamp
 
 ENV_TARGET_RATIO = 3.0
 ENGINE_TARGET = 40_000.0
@@ -237,9 +237,9 @@ def print_table(rows: list[list[str]], caption: str) -> None:
     except ImportError:  # plain text
         widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(HEADERS)]
         print(caption)
-        print("  ".join(h.ljust(w) for h, w in zip(HEADERS, widths)))
+        print("  ".join(h.ljust(w) for h, w in zip(HEADERS, widths, strict=True)))
         for row in rows:
-            print("  ".join(c.ljust(w) for c, w in zip(row, widths)))
+            print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
         return
     table = Table(title="Tacocat env speed, uniform random legal play", caption=caption)
     for i, h in enumerate(HEADERS):

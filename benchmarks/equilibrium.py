@@ -48,9 +48,9 @@ def train_curve(preset: str, method: str, seed: int, steps: int, every: int, out
     """One training run of `method`: [(env steps, training seconds, NashConv)] at every evaluation."""
     import yaml
 
+    from tacocat.game.presets import preset_rules
     from tacocat.train.config import load_experiment
     from tacocat.train.loop import train
-    from tacocat.game.presets import preset_rules
 
     config = out / f"{method}_{preset}_{seed}.yaml"
     config.write_text(yaml.safe_dump({
@@ -142,7 +142,7 @@ def plot(results: dict[str, Any], path: Path) -> None:
 
     fig = Figure(figsize=(10, 4))
     by_steps, by_time = fig.subplots(1, 2)
-    colours = dict(zip(METHODS, ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")))
+    colours = dict(zip(METHODS, ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple"), strict=False))
     for r in results["runs"]:
         label = r["method"] if r["seed"] == results["runs"][0]["seed"] else None
         for ax, x in ((by_steps, "steps"), (by_time, "seconds")):

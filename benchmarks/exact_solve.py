@@ -36,8 +36,8 @@ import resource
 import shlex
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -88,9 +88,9 @@ def solve(name: str, rules_spec: dict[str, Any] | None, target: float, max_secon
     """Everything measured for one ruleset (run in its own process)."""
     from tqdm import tqdm
 
-    from tacocat.game.config import make_config
     from tacocat.analysis.store import check_enumerable
     from tacocat.analysis.tree import enumerate_tree
+    from tacocat.game.config import make_config
     from tacocat.game.presets import preset_config
 
     rules = preset_config(name) if rules_spec is None else make_config(rules_spec)
@@ -169,7 +169,8 @@ def table(results: list[dict[str, Any]], info: dict[str, Any]) -> str:
         openspiel = f"{anchor['s_per_iteration']:.3g} ({anchor['iterations']} it)" if anchor else "-"
         lines.append(
             f"| {r['name']} | `{r['ruleset_hash']}` | {r['histories']:,} | {r['decision_nodes']:,} | "
-            f"{r['information_states']:,} | {r['max_actions']} | {r['size_check_s']:.1f} s | {r['enumeration_s']:.1f} s | "
+            f"{r['information_states']:,} | {r['max_actions']} | {r['size_check_s']:.1f} s | "
+            f"{r['enumeration_s']:.1f} s | "
             f"{r['iterations']:,} | {r['solver_s']:.1f} s | {r['nash_conv']:.2e}{reached} | {r['peak_mb']:.0f} MB | "
             f"{r['s_per_iteration']:.3g} | {openspiel} |")
     lines += ["", (f"CFR+ until NashConv <= {info['target']:g} (checked at geometrically spaced iterations; CFR+ time "
@@ -188,7 +189,7 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
 
     fig, (by_time, by_iteration) = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     for r in results:
-        iterations, conv, seconds, _ = zip(*r["cfr_plus"])
+        iterations, conv, seconds, _ = zip(*r["cfr_plus"], strict=True)
         by_time.loglog(seconds, conv, marker=".")
         by_iteration.loglog(iterations, conv, marker=".", label=f"{r['name']} ({r['histories']:,} histories)")
     for ax in (by_time, by_iteration):

@@ -30,11 +30,11 @@ from pathlib import Path
 import jax
 
 from benchmarks.batch_speed import SAMPLERS, measure, pgx_rollout, steps_for
-from tacocat.train.config import load_experiment
-from tacocat.train.league.trainer import LeagueTrainer, export_policy
 from tacocat.game.batch import TacocatBatch, xla
 from tacocat.game.batch.rollout import make_rollout
 from tacocat.stamp import describe, stamp
+from tacocat.train.config import load_experiment
+from tacocat.train.league.trainer import LeagueTrainer, export_policy
 
 
 def load() -> str:
@@ -85,7 +85,7 @@ def league_speed(args: argparse.Namespace) -> float:
         trainer.iterate()
         best = min(best, time.perf_counter() - start)
     steps = args.envs * args.n_steps
-    print(f"\n| league iteration | n_envs | n_steps | env steps/s | first iteration s (compilation) |")
+    print("\n| league iteration | n_envs | n_steps | env steps/s | first iteration s (compilation) |")
     print("|---|---:|---:|---:|---:|")
     print(f"| {args.config} | {args.envs:,} | {args.n_steps} | {steps / best:,.0f} | {compile_s:.1f} |")
     return compile_s

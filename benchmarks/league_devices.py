@@ -19,6 +19,7 @@ import argparse
 import os
 import sys
 import time
+from pathlib import Path
 
 
 def _max_devices(argv: list[str]) -> int:
@@ -32,11 +33,11 @@ if _max_devices(sys.argv[1:]) > 1:
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
                                + f" --xla_force_host_platform_device_count={_max_devices(sys.argv[1:])}")
 
-import jax  # noqa: E402
+import jax  # noqa: E402 (jax must see XLA_FLAGS first)
 
-from tacocat.train.config import load_experiment  # noqa: E402
-from tacocat.train.league.trainer import LeagueTrainer  # noqa: E402
-from tacocat.stamp import describe, stamp  # noqa: E402
+from tacocat.stamp import describe, stamp  # noqa: E402 (jax must see XLA_FLAGS first)
+from tacocat.train.config import load_experiment  # noqa: E402 (jax must see XLA_FLAGS first)
+from tacocat.train.league.trainer import LeagueTrainer  # noqa: E402 (jax must see XLA_FLAGS first)
 
 
 def load() -> str:
@@ -47,7 +48,7 @@ def cpu_times() -> list[int] | None:
     """The machine's CPU time counters (Linux /proc/stat: user, nice, system, idle, iowait, irq,
     softirq, steal), None elsewhere."""
     try:
-        with open("/proc/stat") as f:
+        with Path("/proc/stat").open() as f:
             return [int(x) for x in f.readline().split()[1:9]]
     except (OSError, ValueError):
         return None
@@ -58,7 +59,7 @@ def shares(before: list[int] | None, after: list[int] | None) -> str:
     machine, the time its host took (steal) both slow a run that needs every core."""
     if before is None or after is None:
         return "CPU shares unknown"
-    delta = [b - a for a, b in zip(before, after)]
+    delta = [b - a for a, b in zip(before, after, strict=True)]
     total = max(sum(delta), 1)
     return f"CPUs {100 * delta[3] / total:.0f}% idle, {100 * delta[7] / total:.0f}% stolen by the host"
 

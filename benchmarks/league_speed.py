@@ -21,11 +21,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tacocat.train.config import load_experiment
-from tacocat.train.league.ppo import init_runner
-from tacocat.train.league.trainer import SnapshotPool, build, coefficients
 from tacocat.game.batch.rollout import make_rollout
 from tacocat.stamp import describe, stamp
+from tacocat.train.config import load_experiment
+from tacocat.train.league.pool import SnapshotPool
+from tacocat.train.league.ppo import init_runner
+from tacocat.train.league.trainer import build, coefficients
 
 
 def best_of(fn, repeats: int) -> float:

@@ -63,7 +63,8 @@ def main() -> None:
         )
         print(rows[-1], flush=True)
     text = "\n".join([
-        "| agent | opponent | deal pairs | W-L-D | score | 95% Wilson (games) | 95% interval (deal pairs) | wall time |",
+        "| agent | opponent | deal pairs | W-L-D | score | 95% Wilson (games) | 95% interval (deal pairs) "
+        "| wall time |",
         "|---|---|---|---|---|---|---|---|",
         *rows,
         "",

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import itertools
 import json
 import os
 import platform
@@ -138,7 +139,7 @@ def run_ladder(pairs: dict[str, int], workers: int) -> dict[str, Any]:
     from tacocat.evaluation.matches import match
 
     rows = []
-    for lower, upper in zip(LADDER, LADDER[1:]):
+    for lower, upper in itertools.pairwise(LADDER):
         n = pairs["search" if upper.startswith("search") else "heuristic"]
         m = match(upper, lower, deal_pairs=n, seed=SEED, workers=workers)
         rows.append({"upper": upper, "lower": lower, **_interval(m), "wall_s": m.wall_s})
@@ -262,7 +263,8 @@ def render_crossplay(data: dict[str, Any]) -> str:
               "|---|---|---:|---:|---|---:|---:|---|"]
     for r in data["rows"]:
         lines.append(f"| `{r['a']}` | `{r['b']}` | {r['deal_pairs']} | {r['win_rate']:.3f} | {_ci(r['paired'])} | "
-                     f"{r['bt_predicted']:.3f} | {r['fit_error']:+.3f} | {'**yes**' if r['fit_error_exceeds_sampling'] else 'no'} |")
+                     f"{r['bt_predicted']:.3f} | {r['fit_error']:+.3f} | "
+                     f"{'**yes**' if r['fit_error_exceeds_sampling'] else 'no'} |")
     return "\n".join(lines)
 
 
@@ -296,9 +298,9 @@ def run_champion(pairs: dict[str, int], workers: int) -> dict[str, Any]:
 
     from tacocat.evaluation.matches import match
     from tacocat.agents.mlp_agent import CHAMPION
-    from tacocat.agents.policy_file import load_policy
+    from tacocat.agents.policy_file import load_policy_file
 
-    _, meta = load_policy(CHAMPION)
+    _, meta = load_policy_file(CHAMPION)
     model = {"file": str(CHAMPION.relative_to(ROOT)), "sha256": hashlib.sha256(CHAMPION.read_bytes()).hexdigest(),
              **{k: meta[k] for k in ("experiment", "seed", "timesteps", "algorithm", "ruleset_hash")}}
     rows = []
@@ -372,10 +374,10 @@ def plot_training(data: dict[str, Any], path: Path) -> None:
     opponents = list(dict.fromkeys(p["opponent"] for p in data["runs"][0]["curve"]))
     fig = Figure(figsize=(4.0 * len(opponents), 3.8))
     axes = fig.subplots(1, len(opponents), sharey=True, squeeze=False)[0]
-    for ax, opponent in zip(axes, opponents):
+    for ax, opponent in zip(axes, opponents, strict=True):
         for run in data["runs"]:
             points = sorted((p["timesteps"], p["win_rate"], *p["paired"]) for p in run["curve"] if p["opponent"] == opponent)
-            x, y, lo, hi = (np.array(v) for v in zip(*points))
+            x, y, lo, hi = (np.array(v) for v in zip(*points, strict=True))
             ax.plot(x, y, marker="o", ms=3, label=f"seed {run['seed']}")
             ax.fill_between(x, lo, hi, alpha=0.12)
         ax.axhline(0.5, color="grey", lw=0.8, ls=":")
@@ -474,13 +476,13 @@ def render(section: str, data: dict[str, Any]) -> str:
 # docs blocks
 # ---------------------------------------------------------------------------------------
 def _block(section: str) -> re.Pattern[str]:
-    return re.compile(rf"(<!-- BEGIN RESULTS: {section} -->\n)(.*?)(<!-- END RESULTS: {section} -->)", re.S)
+    return re.compile(rf"(<!-- BEGIN RESULTS: {section} -->\n)(.*?)(<!-- END RESULTS: {section} -->)", re.DOTALL)
 
 
 def docs_blocks(text: str) -> dict[str, str]:
     """{section: block content} of every results block in a docs page."""
     return {m.group(1): m.group(2) for m in re.finditer(
-        r"<!-- BEGIN RESULTS: (\w+) -->\n(.*?)<!-- END RESULTS: \1 -->", text, re.S)}
+        r"<!-- BEGIN RESULTS: (\w+) -->\n(.*?)<!-- END RESULTS: \1 -->", text, re.DOTALL)}
 
 
 def load(section: str, results_dir: Path = RESULTS) -> dict[str, Any]:
@@ -494,7 +496,7 @@ def write_docs(path: Path = DOCS, results_dir: Path = RESULTS) -> list[str]:
     for section in docs_blocks(text):
         if (results_dir / f"{section}.json").is_file():
             body = render(section, load(section, results_dir))
-            text = _block(section).sub(lambda m: m.group(1) + body + m.group(3), text)
+            text = _block(section).sub(lambda m: m.group(1) + body + m.group(3), text)  # noqa: B023 (used at once)
             done.append(section)
     path.write_text(text)
     return done

@@ -11,7 +11,8 @@ sets the share of self-play episodes) is built, then
   * training: one warm-up `train()` iteration, then `--iterations` timed ones;
     throughput = env steps sampled / wall time of the iterations (sampling + learning).
 Anchors in the same run: the adapter alone in this process (random legal actions, no policy),
-with and without the fixed opponents' choices, and PettingZoo's leduc_holdem_v4 AEC loop. The load average (1 min) is printed before and after
+with and without the fixed opponents' choices, and PettingZoo's leduc_holdem_v4 AEC loop. The load
+average (1 min) is printed before and after
 each measurement: the machine may be shared, and other work lowers every figure.
 """
 
@@ -57,7 +58,7 @@ def leduc_steps_per_s(seconds: float) -> float:
     steps, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         env.reset(seed=int(rng.integers(1 << 30)))
-        for agent in env.agent_iter():
+        for _ in env.agent_iter():
             obs, _, term, trunc, _ = env.last()
             env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
             steps += 1
@@ -130,7 +131,8 @@ def main() -> None:
           "| load avg (1 min) |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['runners']} | {r['envs']} | {r['sample_per_s']:,.0f} | {r['sample_per_s'] / base['sample_per_s']:.2f}x | "
+        print(f"| {r['runners']} | {r['envs']} | {r['sample_per_s']:,.0f} | "
+              f"{r['sample_per_s'] / base['sample_per_s']:.2f}x | "
               f"{r['train_per_s']:,.0f} | {r['train_per_s'] / base['train_per_s']:.2f}x | "
               f"{r['load_before']:.2f} -> {r['load_after']:.2f} |")
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from tacocat.evaluation.arena import play_game
 from tacocat.agents.registry import make_agent
+from tacocat.evaluation.arena import play_game
 from tacocat.game.config import make_config
 from tacocat.stamp import describe, stamp
 

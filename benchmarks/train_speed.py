@@ -22,9 +22,9 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3 import PPO
 from stable_baselines3.common.vec_env import DummyVecEnv
 
+from tacocat.stamp import describe, stamp
 from tacocat.train.config import load_experiment
 from tacocat.train.gym_env import make_env_fn
-from tacocat.stamp import describe, stamp
 
 
 class AllLegal(gym.Wrapper):

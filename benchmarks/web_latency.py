@@ -35,8 +35,8 @@ from pathlib import Path
 
 import httpx2
 
-from tacocat.evaluation.arena import play_game
 from tacocat.agents.registry import make_agent
+from tacocat.evaluation.arena import play_game
 from tacocat.evaluation.game_files import game_to_dict
 from tacocat.game.config import make_config
 from tacocat.stamp import describe, stamp
@@ -87,7 +87,8 @@ class Player:
     def move(self) -> None:
         if self.data["over"]:
             self.data = self._new()
-            return self.move()
+            self.move()
+            return
         body = {"action": self.data["moves"][0]["action"], "version": self.data["version"]}
         self.data = checked(self.client.post(f"/api/games/{self.data['game']}/move", json=body))
 

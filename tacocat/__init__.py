@@ -27,7 +27,7 @@ __version__ = "0.2.0"
 _EXPORTS = {
     "ActionCodec": "actions", "Move": "actions", "MoveKind": "actions", "Event": "events", "EventKind": "events",
     "RulesConfig": "config", "make_config": "config",
-    "GameState": "engine", "Phase": "engine", "apply_action": "engine", "legal_actions": "engine",
+    "GameState": "state", "Phase": "state", "apply_action": "engine", "legal_actions": "engine",
     "new_game": "engine", "returns": "engine",
     "env": "env", "raw_env": "env",
     "ActionOutOfRangeError": "errors", "GameOverError": "errors", "IllegalActionError": "errors",
@@ -55,7 +55,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from tacocat.game.actions import ActionCodec, Move, MoveKind
     from tacocat.game.config import RulesConfig, make_config
-    from tacocat.game.engine import GameState, Phase, apply_action, legal_actions, new_game, returns
+    from tacocat.game.engine import apply_action, legal_actions, new_game, returns
     from tacocat.game.env import env, raw_env
     from tacocat.game.errors import (
         ActionOutOfRangeError,
@@ -68,3 +68,4 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from tacocat.game.events import Event, EventKind
     from tacocat.game.observation import ObservationLayout, describe, encode
     from tacocat.game.positions import setup_position
+    from tacocat.game.state import GameState, Phase

@@ -11,7 +11,6 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
-import sys
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -24,7 +23,7 @@ from hypothesis import strategies as st
 from tacocat.agents.base import Agent, AgentInput
 from tacocat.agents.registry import register
 from tacocat import GameState, RulesConfig, apply_action, legal_actions, new_game
-from tacocat.game.engine import Phase
+from tacocat.game.state import Phase
 
 DEFAULT = RulesConfig()
 
@@ -64,11 +63,6 @@ def _session_home() -> Path:
 
 
 SESSION_HOME = _session_home()
-
-# the bad-input sweep's stand-ins (tools/sweep_cases/fakes.py) serve the tests too
-TOOLS = Path(__file__).resolve().parents[1] / "tools"
-if str(TOOLS) not in sys.path:
-    sys.path.insert(0, str(TOOLS))
 
 
 # ---------------------------------------------------------------------------------------
@@ -174,7 +168,7 @@ def hand(state: GameState, player: int) -> list[int]:
 def pile(config: RulesConfig, *placed: Sequence[int], top: Sequence[int] = ()) -> list[int]:
     """An explicit draw pile (card values, top card last) holding every card of `config`'s deck
     not listed in `placed`, with the cards of `top` drawn first, in the order given."""
-    rest = Counter({v: c for v, c in config.deck.items()})
+    rest = Counter(dict(config.deck))
     for cards in (*placed, top):
         rest.subtract(cards)
     assert min(rest.values()) >= 0, f"more cards placed than the deck holds: {rest}"
@@ -243,7 +237,7 @@ def rules_configs(draw: Callable) -> RulesConfig:
         arrows = tuple(draw(st.lists(st.sampled_from(["both", "player_0", "player_1"]),
                                      min_size=n_spaces, max_size=n_spaces)))
     return RulesConfig(
-        deck=dict(zip(values, copies)),
+        deck=dict(zip(values, copies, strict=True)),
         board=board,
         arrow_policy=arrow_policy,
         arrows=arrows,

@@ -18,11 +18,12 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from conftest import random_action, snapshot  # noqa: E402
-from tacocat import apply_action, make_config, new_game  # noqa: E402
-from tacocat.game.config import RulesConfig  # noqa: E402
-from tacocat.game.presets import preset_config  # noqa: E402
-from tacocat.game.view import player_view, sample_state  # noqa: E402
+from conftest import random_action, snapshot
+
+from tacocat import apply_action, make_config, new_game
+from tacocat.game.config import RulesConfig
+from tacocat.game.presets import preset_config
+from tacocat.game.view import player_view, sample_state
 
 PATH = Path(__file__).parent / "data" / "seeded_traces.json"
 CONFIGS: dict[str, RulesConfig] = {

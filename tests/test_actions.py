@@ -3,10 +3,12 @@ R5.5 answers), ids <-> moves <-> readable names."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
+from conftest import rules_configs
 from hypothesis import given, settings
 
-from conftest import rules_configs
 from tacocat import ActionCodec, Move, RulesConfig
 
 
@@ -59,7 +61,7 @@ def test_moves_list_cards_highest_first_and_are_well_formed():
             assert len(set(cards)) == 1 and 2 <= len(cards) <= min(cfg.deck[cards[0]], max(cfg.board) - 1)
         elif move.kind == "sequence":
             assert len(cards) >= 3
-            assert all(a == b + 1 for a, b in zip(cards, cards[1:])), cards
+            assert all(a == b + 1 for a, b in itertools.pairwise(cards)), cards
         elif move.kind in ("stop", "sacrifice"):
             assert cards == []
         else:

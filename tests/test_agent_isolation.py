@@ -11,13 +11,12 @@ from __future__ import annotations
 import types
 
 import numpy as np
-
+from conftest import DEFAULT, random_game, rules_configs, sample_states, seeds
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tacocat.agents.base import AgentInput
-from conftest import DEFAULT, random_game, rules_configs, sample_states, seeds
 from tacocat import GameState, encode
+from tacocat.agents.base import AgentInput
 from tacocat.game.observation import encode_view
 from tacocat.game.view import player_view
 
@@ -56,7 +55,7 @@ def reachable(root: object, limit: int = 200_000) -> list[object]:
 
 def _filled(cell: types.CellType) -> bool:
     try:
-        cell.cell_contents
+        _ = cell.cell_contents
     except ValueError:
         return False
     return True

@@ -9,8 +9,9 @@ from tacocat.evaluation.arena import play_game
 from tacocat.agents.base import AgentInput
 from tacocat.agents.registry import list_agents, make_agent
 from tacocat.agents.search import SearchAgent, play_out_round, rollout_action
-from tacocat.game.engine import Phase, apply_action, legal_actions, new_game
+from tacocat.game.engine import apply_action, legal_actions, new_game
 from tacocat.game.positions import setup_position
+from tacocat.game.state import Phase
 from tacocat.game.view import opponent_bounds, player_view, sample_state
 
 LADDER = ["random", "highcard", "planner", "counter", "search:simulations=8"]
@@ -57,7 +58,7 @@ def test_agents_are_deterministic_given_their_seed(spec):
 def test_registry_lists_every_rung_and_rejects_unknown_names():
     names = {name for name, _ in list_agents()}
     assert {"random", "highcard", "planner", "counter", "search"} <= names
-    with pytest.raises(ValueError, match="unknown agent 'nope'.*known agents"):
+    with pytest.raises(ValueError, match=r"unknown agent 'nope'.*known agents"):
         make_agent("nope")
     with pytest.raises(ValueError, match="agent 'search' has no parameter 'bogus'; it accepts: simulations"):
         make_agent("search", bogus=1)
@@ -86,7 +87,7 @@ def test_search_agent_ignores_the_true_hidden_cards():
     rng = np.random.default_rng(3)
     checked = 0
     for state in random_positions(200, seed=11):
-        if state.phase in (Phase.REPLACE,) or len(legal_actions(state)) < 2:
+        if state.phase is Phase.REPLACE or len(legal_actions(state)) < 2:
             continue
         if any(state.duel) or sum(map(sum, state.set_aside)):
             continue  # a hidden choice already made is part of the hidden state too

@@ -6,12 +6,22 @@ from __future__ import annotations
 import numpy as np
 import pydantic
 import pytest
+from conftest import DEFAULT, act, random_game, snapshot
 
 import tacocat
-from conftest import DEFAULT, act, random_game, snapshot
 from tacocat import (
-    ActionOutOfRangeError, GameOverError, IllegalActionError, InvalidPositionError, NotYourTurnError,
-    RulesConfig, TacocatError, apply_action, legal_actions, make_config, new_game, setup_position,
+    ActionOutOfRangeError,
+    GameOverError,
+    IllegalActionError,
+    InvalidPositionError,
+    NotYourTurnError,
+    RulesConfig,
+    TacocatError,
+    apply_action,
+    legal_actions,
+    make_config,
+    new_game,
+    setup_position,
 )
 
 N = new_game(DEFAULT, 0).rules.codec.size
@@ -50,7 +60,7 @@ def test_non_integer_action(action):
     state = fresh()
     before = snapshot(state)
     with pytest.raises(ActionOutOfRangeError, match="action must be an integer id") as info:
-        apply_action(state, action)  # type: ignore[arg-type]
+        apply_action(state, action)  # type: ignore[arg-type]  # bad on purpose
     assert_lists_legal_moves(info.value, state)
     assert snapshot(state) == before
 
@@ -135,7 +145,7 @@ def test_env_step_after_game_over_only_accepts_none():
     [
         ({"decks": {1: 40}}, r"decks\s+Extra inputs are not permitted"),
         ({"max_round": 10}, r"max_round\s+Extra inputs are not permitted"),
-        ({"deck": {v: 3 for v in range(1, 12)}}, r"33 cards is too few; R1.7 needs at least 4 x the largest deal size \(9\) = 36"),
+        ({"deck": dict.fromkeys(range(1, 12), 3)}, r"33 cards is too few; R1.7 needs at least 4 x the largest deal size \(9\) = 36"),
         ({"board": (4, 6, 9, 7, 9, 6)}, r"odd number .* got 6"),
         ({"board": (4, 7)}, r"odd number .* got 2"),
         ({"board": (4, 1, 4)}, r"space 1 deals 1 card"),
@@ -162,7 +172,7 @@ def test_malformed_config_is_a_clear_error(kwargs, message):
 
 def test_make_config_rejects_other_types_and_non_mapping_yaml(tmp_path):
     with pytest.raises(TypeError, match="got int"):
-        make_config(7)  # type: ignore[arg-type]
+        make_config(7)  # type: ignore[arg-type]  # bad on purpose
     path = tmp_path / "list.yaml"
     path.write_text("- 1\n- 2\n")
     with pytest.raises(ValueError, match="must be a YAML mapping, got list"):

@@ -1,26 +1,11 @@
-"""The bad-input sweep (tools/bad_input_sweep.py): more than 700 bad inputs through the API, the
-CLI and files, each a clear error: no traceback and no silent acceptance."""
+"""The bad-input sweep (tests/support/bad_input_sweep.py): more than 700 bad inputs through the
+API, the CLI and files, each a clear error: no traceback and no silent acceptance."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "tools" / "bad_input_sweep.py"
-
-
-def _load_sweep():
-    spec = importlib.util.spec_from_file_location("bad_input_sweep", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-SWEEP = _load_sweep()
+from support import bad_input_sweep as SWEEP
 
 
 @pytest.fixture(scope="module")

@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 pytest.importorskip("jax")
 pytest.importorskip("pgx")
 
-from conftest import DEFAULT, card_counts, resample_hidden, rules_configs, seeds, walk  # noqa: E402
-from tacocat import InvalidPositionError, Phase, RulesConfig, new_game, setup_position  # noqa: E402
-from tacocat.game.batch import TacocatBatch  # noqa: E402
-from tacocat.game.batch.convert import check_game_state  # noqa: E402
-from tacocat.game.batch.tables import compile_tables  # noqa: E402
-from tacocat.game.engine import card_counts as engine_card_counts  # noqa: E402
+from conftest import DEFAULT, card_counts, resample_hidden, rules_configs, seeds, walk
+from tacocat import InvalidPositionError, Phase, RulesConfig, new_game, setup_position
+from tacocat.game.batch import TacocatBatch
+from tacocat.game.batch.convert import check_game_state
+from tacocat.game.batch.tables import compile_tables
+from tacocat.game.checks import card_counts as engine_card_counts
 
 TABLES = compile_tables(DEFAULT)
 DEFAULT_VALUES = TABLES.rules.values
@@ -106,7 +106,7 @@ def test_another_ruleset_is_refused(env):
 @given(seed=seeds, cfg=st.one_of(st.just(DEFAULT), rules_configs()))
 def test_every_state_of_play_passes_the_check_and_counts_as_the_tests_count(seed, cfg):
     """The check is never stricter than the rules: every state random play reaches (R0.4, R2.3),
-    and a resampled hidden deal of it, passes; engine.card_counts agrees with the tests'
+    and a resampled hidden deal of it, passes; checks.card_counts agrees with the tests'
     independent count."""
     tables = compile_tables(cfg)
     rng = np.random.default_rng(seed)

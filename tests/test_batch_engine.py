@@ -3,7 +3,7 @@
 Differential: both engines play the same random legal moves from the same deal, in lockstep,
 and every decision is compared (mask, both observations bit for bit, rewards, flags, player to
 act); new rounds are re-synced from the reference's deal (the shufflers differ). The loop and
-its comparisons live in `tacocat.game.batch.verify` (also run at scale from the command line).
+its comparisons live in `support.lockstep` (tests/support/lockstep.py, also run at scale from the command line).
 Rule numbers cite RULES_REFERENCE.md.
 """
 
@@ -18,25 +18,25 @@ import pytest
 
 jax = pytest.importorskip("jax")
 pgx = pytest.importorskip("pgx")
-import jax.numpy as jnp  # noqa: E402
+import jax.numpy as jnp  # noqa: E402 (after importorskip)
 
-from conftest import DEFAULT, resample_hidden, sample_states  # noqa: E402
-from tacocat import Phase, RulesConfig, apply_action, encode, legal_actions, new_game, setup_position  # noqa: E402
-from tacocat.game.batch import ConfigNotCompilableError, TacocatBatch, core  # noqa: E402
-from tacocat.game.batch.convert import draw_pile, game_fields  # noqa: E402
-from tacocat.game.batch.rollout import make_rollout, random_legal_actions  # noqa: E402
-from tacocat.game.batch.verify import FAST_COMPILE, compiled_functions, lockstep, lockstep_from  # noqa: E402
-from tacocat.game.observation import ObservationLayout  # noqa: E402
-from tacocat.game.ruleset import compile_rules  # noqa: E402
+from conftest import DEFAULT, resample_hidden, sample_states  # noqa: E402 (after importorskip)
+from tacocat import Phase, RulesConfig, apply_action, encode, legal_actions, new_game, setup_position  # noqa: E402 (after importorskip)
+from tacocat.game.batch import ConfigNotCompilableError, TacocatBatch, core  # noqa: E402 (after importorskip)
+from tacocat.game.batch.convert import draw_pile, game_fields  # noqa: E402 (after importorskip)
+from tacocat.game.batch.rollout import make_rollout, random_legal_actions  # noqa: E402 (after importorskip)
+from support.lockstep import FAST_COMPILE, compiled_functions, lockstep, lockstep_from  # noqa: E402 (after importorskip)
+from tacocat.game.observation import ObservationLayout  # noqa: E402 (after importorskip)
+from tacocat.game.ruleset import compile_rules  # noqa: E402 (after importorskip)
 
 VARIANTS = {
-    "leading_arrows_arrow_player_wins": dict(arrow_policy="leading", tie_policy="arrow_player_wins"),
-    "explicit_arrows_small_board_shaping": dict(
-        arrow_policy="explicit", arrows=("player_0", "both", "player_1", "both", "player_0"),
-        board=(3, 5, 7, 5, 3), round_reward=0.25),
-    "truncation_max_rounds_3": dict(max_rounds=3, tie_policy="arrow_player_wins"),
-    "other_deck_gapped_values_shaping": dict(
-        deck={1: 4, 2: 4, 3: 4, 5: 4, 6: 4, 7: 4, 9: 4, 10: 4}, board=(2, 5, 8, 5, 2), round_reward=0.1),
+    "leading_arrows_arrow_player_wins": {"arrow_policy": "leading", "tie_policy": "arrow_player_wins"},
+    "explicit_arrows_small_board_shaping": {
+        "arrow_policy": "explicit", "arrows": ("player_0", "both", "player_1", "both", "player_0"),
+        "board": (3, 5, 7, 5, 3), "round_reward": 0.25},
+    "truncation_max_rounds_3": {"max_rounds": 3, "tie_policy": "arrow_player_wins"},
+    "other_deck_gapped_values_shaping": {
+        "deck": {1: 4, 2: 4, 3: 4, 5: 4, 6: 4, 7: 4, 9: 4, 10: 4}, "board": (2, 5, 8, 5, 2), "round_reward": 0.1},
 }
 
 
@@ -112,7 +112,7 @@ def test_batch_dealt_positions_convert_to_valid_reference_states(env):
     live = [i for i in range(16) if not bool(state.terminated[i] | state.truncated[i])]
     games = [env.to_game(state, i, seed=i) for i in live]
     observations = np.asarray(observe_both(state))
-    for i, g in zip(live, games):  # same position, same public and private facts
+    for i, g in zip(live, games, strict=True):  # same position, same public and private facts
         for p in (0, 1):
             assert observations[i, p].tobytes() == encode(g, p).tobytes()
     assert len(games) >= 8
@@ -133,7 +133,7 @@ def test_R7_3_batch_observation_and_mask_ignore_hidden_cards(env):
     obs = np.asarray(batched(env)[1](batch))
     mask = np.asarray(batch.legal_action_mask)
     changed = 0
-    for k, (observer, state, twin) in enumerate(pairs):
+    for k, (observer, state, _twin) in enumerate(pairs):
         assert obs[2 * k, observer].tobytes() == obs[2 * k + 1, observer].tobytes()
         if state.current_player == observer:
             assert np.array_equal(mask[2 * k], mask[2 * k + 1])
@@ -178,7 +178,7 @@ def test_bad_input_clear_errors(env):
     key = jax.random.key(1)
     with pytest.raises(TypeError, match="integer action id"):
         env.step(state, jnp.float32(3.0), key)
-    with pytest.raises(ValueError, match="jax.vmap"):
+    with pytest.raises(ValueError, match=r"jax.vmap"):
         env.step(state, jnp.array([1, 2]), key)
     with pytest.raises(TypeError, match="PRNG key"):
         env.step(state, jnp.int32(1))

@@ -26,9 +26,9 @@ from hypothesis import strategies as st
 import seeded_traces
 from conftest import DEFAULT, random_action, rules_configs, seeds, snapshot
 from tacocat import InvalidPositionError, Phase, RulesConfig, apply_action, legal_actions, new_game, returns
-from tacocat.game.engine import (
-    Deal, GameState, card_counts, make_state, reorder_pile, round_shaping, shaped_returns, shuffled_deal,
-)
+from tacocat.game.checks import card_counts, make_state
+from tacocat.game.engine import reorder_pile, round_shaping, shaped_returns, shuffled_deal
+from tacocat.game.state import Deal, GameState
 
 FEW = settings(max_examples=30, deadline=None)
 SOME = settings(max_examples=60, deadline=None)
@@ -181,8 +181,8 @@ def _corrupt(deal: Deal, rules, kind: str, pick: int) -> tuple[object, str]:
         return Deal(deal.hands, pile), (rf"value {values[v]} is dealt {rules.copies[v] - 1} time\(s\), but the deck "
                                         rf"has {rules.copies[v]}")
     if kind == "hands of the wrong form":
-        bad = [[hands[0][:-1], hands[1]], [hands[0]], [[-1] + hands[0][1:], hands[1]], "hands"][pick % 4]
-        return Deal(bad, pile), rf"hands must be two lists of {rules.n_values} non-negative counts"  # type: ignore[arg-type]
+        bad = [[hands[0][:-1], hands[1]], [hands[0]], [[-1, *hands[0][1:]], hands[1]], "hands"][pick % 4]
+        return Deal(bad, pile), rf"hands must be two lists of {rules.n_values} non-negative counts"  # type: ignore[arg-type]  # bad on purpose
     if kind == "pile of the wrong form":
         return Deal(deal.hands, [np.asarray(pile), "pile", None][pick % 3]), "pile must be a list of value indices"
     assert kind == "not a Deal"
@@ -201,7 +201,7 @@ def test_an_impossible_deal_is_refused_naming_it_and_changes_nothing(seed, cfg, 
     bad, message = _corrupt(shuffled_deal(rules, rules.board[cfg.centre], rng), rules, kind, pick)
     before = rng.bit_generator.state
     with pytest.raises(InvalidPositionError, match=r"^deal: .*" + message):
-        new_game(cfg, rng, deal=bad)  # type: ignore[arg-type]
+        new_game(cfg, rng, deal=bad)  # type: ignore[arg-type]  # bad on purpose
     assert rng.bit_generator.state == before
     state = new_game(cfg, rng)
     action = play_to_round_end(state, np.random.default_rng(seed + 1))
@@ -210,7 +210,7 @@ def test_an_impossible_deal_is_refused_naming_it_and_changes_nothing(seed, cfg, 
     bad, message = _corrupt(shuffled_deal(rules, next_deal_size(state, action), rng), rules, kind, pick)
     unchanged, events, legal = snapshot(state), state.events, legal_actions(state)
     with pytest.raises(InvalidPositionError, match=r"^deal: .*" + message):
-        apply_action(state, action, deal=bad)  # type: ignore[arg-type]
+        apply_action(state, action, deal=bad)  # type: ignore[arg-type]  # bad on purpose
     assert snapshot(state) == unchanged and state.events is events and legal_actions(state) == legal
 
 
@@ -239,10 +239,10 @@ def test_reorder_pile_keeps_the_cards_and_refuses_others(seed, cfg, data):
     unchanged = snapshot(state)
     i = data.draw(st.integers(0, len(pile) - 1))
     other = next(v for v in range(state.rules.n_values) if v != pile[i])
-    for bad in (pile[:i] + pile[i + 1:], pile + [pile[i]], pile[:i] + [other] + pile[i + 1:], pile[:i] + [-1],
-                pile[:i] + [True] + pile[i + 1:], "pile", 7):
+    for bad in (pile[:i] + pile[i + 1:], [*pile, pile[i]], [*pile[:i], other, *pile[i + 1:]], [*pile[:i], -1],
+                [*pile[:i], True, *pile[i + 1:]], "pile", 7):
         with pytest.raises(InvalidPositionError, match="is not an order of the draw pile's"):
-            reorder_pile(state, bad)  # type: ignore[arg-type]
+            reorder_pile(state, bad)  # type: ignore[arg-type]  # bad on purpose
         assert snapshot(state) == unchanged
 
 
@@ -355,7 +355,7 @@ def _inconsistent(state: GameState, kind: str, pick: int) -> tuple[dict, str] | 
         return p, "replace_queue must be empty once replacing is over"
     assert kind == "a field of the wrong type"
     name, value = [("space", str(state.space)), ("phase", int(phase)), ("hands", p["hands"][:1]),
-                   ("covered", p["covered"][:-1]), ("to_act", True), ("draw_pile", tuple(p["draw_pile"]) + (1.5,)),
+                   ("covered", p["covered"][:-1]), ("to_act", True), ("draw_pile", (*tuple(p["draw_pile"]), 1.5)),
                    ("events", None)][pick % 7]
     p[name] = value
     return p, f"field {name} must be"
@@ -390,7 +390,7 @@ def test_make_state_defaults_and_where():
         v = next(v for v, n in enumerate(hands[1]) if n)
         hands[1][v] -= 1
         make_state(state.rules, space=state.space, covered=state.covered, hands=hands,
-                   draw_pile=state.draw_pile + [v], replace_queue=[0, 1], replace_cap=[7, 7], where="my position")
+                   draw_pile=[*state.draw_pile, v], replace_queue=[0, 1], replace_cap=[7, 7], where="my position")
 
 
 @FEW

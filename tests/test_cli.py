@@ -20,16 +20,14 @@ from tacocat.evaluation.game_files import ReplayError, game_to_dict, load_games,
 from tacocat.cli.app import app, match_table, split_specs
 from tacocat.game.config import make_config
 from tacocat.game.engine import new_game
-from tacocat.game.render import render_view
+from tacocat.game.render.text import render_view
 from tacocat.game.view import player_view
-
 
 runner = CliRunner()
 
 
 def invoke(*args, **kwargs):
-    result = runner.invoke(app, [str(a) for a in args], **kwargs)
-    return result
+    return runner.invoke(app, [str(a) for a in args], **kwargs)
 
 
 # ---------------------------------------------------------------------------------------
@@ -145,16 +143,16 @@ def test_save_load_replay_roundtrip(tmp_path):
     cfg = make_config()
     r = match("random", "test-last", deal_pairs=2, seed=8, progress=False, keep_records=True)
     path = tmp_path / "g.jsonl"
-    assert save_games(path, list(zip(r.records, r.seat_pairs())), config=cfg) == 4
+    assert save_games(path, list(zip(r.records, r.seat_pairs(), strict=True)), config=cfg) == 4
     games = load_games(path)
-    for record, game in zip(r.records, games):
+    for record, game in zip(r.records, games, strict=True):
         assert game["ruleset_hash"] == cfg.ruleset_hash() and game["rules"] == cfg.canonical_dict()
         assert all(len(a) == 3 and isinstance(a[2], str) for a in game["actions"])
         rep = replay_game(game)
         assert rep.state.winner == record.winner == game["winner"]
         assert rep.state.actions == record.actions
         assert any("Showdown" in line for line in rep.lines)
-    broken = dict(games[0], actions=[[0, 0, "attack: single 99"]] + games[0]["actions"][1:])
+    broken = dict(games[0], actions=[[0, 0, "attack: single 99"], *games[0]["actions"][1:]])
     with pytest.raises(ReplayError):
         replay_game(broken)
 
@@ -164,7 +162,7 @@ def test_save_load_replay_roundtrip(tmp_path):
 # ---------------------------------------------------------------------------------------
 def test_play_survives_bad_input_and_finishes():
     bad = ["", "abc", "0", "999", "-3", "  ", "2.5", "?", "defend with everything"]
-    script = itertools.chain(bad, itertools.cycle(bad[:3] + ["1"]))
+    script = itertools.chain(bad, itertools.cycle([*bad[:3], "1"]))
     out: list[str] = []
     res = play_human("random", seat=0, seed=4, input_fn=lambda prompt: next(script), output_fn=out.append)
     assert not res.quit and (res.record.winner is not None or res.record.truncated)

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from tacocat.cli.app import app
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "tacocat" / "train" / "configs" / "smoke.yaml"
+SMOKE = ROOT / "tests" / "support" / "configs" / "smoke.yaml"
 
 
 def run(*args: str):

@@ -1,10 +1,13 @@
-"""RulesConfig: the R1 defaults, derived facts (arrows R1.3, centre R2.1), identity and (de)serialisation.
+"""RulesConfig: the R1 defaults, derived facts (arrows R1.3, centre R2.1), identity and (de)serialisation;
+and the training backends' registry, from which the experiment config union is built.
 
 Malformed configs (each a clear error) are in test_bad_input.py.
 """
 
 from __future__ import annotations
 
+import ast
+import typing
 from pathlib import Path
 
 import pydantic
@@ -61,7 +64,7 @@ def test_R1_7_boundary_deck_of_exactly_four_times_largest_deal_is_accepted():
     ],
 )
 def test_R1_3_trailing_arrows_point_at_the_player_whose_goal_is_farther(board, expected):
-    cfg = RulesConfig(board=board, deck={v: 4 for v in range(1, 10)})
+    cfg = RulesConfig(board=board, deck=dict.fromkeys(range(1, 10), 4))
     assert [cfg.arrow(s) for s in range(len(board))] == expected
     # the leading variant flips every one-arrow space, the centre keeps two arrows
     lead = cfg.with_overrides(arrow_policy="leading")
@@ -77,7 +80,7 @@ def test_R1_3_explicit_arrows_are_read_from_the_list():
 def test_config_is_frozen():
     cfg = RulesConfig()
     with pytest.raises(pydantic.ValidationError):
-        cfg.max_rounds = 5  # type: ignore[misc]
+        cfg.max_rounds = 5  # type: ignore[misc]  # frozen: the assignment must fail
     assert cfg.max_rounds == 60
 
 
@@ -131,3 +134,50 @@ def test_canonical_dict_is_json_ready():
     data = RulesConfig().canonical_dict()
     assert data["deck"] == {str(v): c for v, c in RulesConfig().deck.items()}
     assert data["board"] == [4, 6, 9, 7, 9, 6, 4]
+
+
+# ---------------------------------------------------------------------------------------
+# the training backends (tacocat.train.backends): one registry, the config union built from it
+# ---------------------------------------------------------------------------------------
+def test_each_backend_config_names_its_backend_and_has_its_section():
+    from tacocat.train.backends import BACKENDS
+
+    for name, backend in BACKENDS.items():
+        assert typing.get_args(backend.config.model_fields["backend"].annotation) == (name,)
+        assert name in backend.config.model_fields, f"{backend.config.__name__} has no `{name}` section"
+
+
+def test_the_config_union_and_its_lookup_are_the_registry():
+    from tacocat.train.backends import BACKENDS
+    from tacocat.train.config import EXPERIMENT_TYPES, ExperimentConfig, parse_experiment
+
+    assert {name: backend.config for name, backend in BACKENDS.items()} == EXPERIMENT_TYPES
+    assert typing.get_args(ExperimentConfig) == tuple(backend.config for backend in BACKENDS.values())
+    with pytest.raises(pydantic.ValidationError, match="'sb3', 'rllib' or 'league'"):
+        parse_experiment({"backend": "toy"})
+
+
+def test_the_union_a_type_checker_reads_names_the_registry_types():
+    """tacocat/train/config.py spells the union out for type checkers: the same types, in order."""
+    import tacocat.train.config
+    from tacocat.train.backends import BACKENDS
+
+    tree = ast.parse(Path(tacocat.train.config.__file__).read_text())
+    spelled = next(node for node in ast.walk(tree)
+                   if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "ExperimentConfig")
+    names = sorted((n for n in ast.walk(spelled.value) if isinstance(n, ast.Name)), key=lambda n: n.col_offset)
+    assert [n.id for n in names] == [
+        backend.config.__name__ for backend in BACKENDS.values()]
+
+
+def test_a_backend_trainer_is_imported_only_when_asked_for():
+    import subprocess
+    import sys
+
+    code = ("import sys; from tacocat.train.config import load_experiment; "
+            "from tacocat.train.backends import trainer_module; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'ray', 'stable_baselines3') "
+            "or m.endswith('.trainer')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+

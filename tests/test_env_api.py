@@ -7,14 +7,14 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import DEFAULT, resample_hidden
 from pettingzoo.test import api_test, render_test, seed_test
 
 import tacocat
-from conftest import DEFAULT, resample_hidden
 from tacocat import IllegalActionError, RulesConfig, encode, setup_position
 from tacocat.game.observation import ObservationLayout
 
-SMALL = RulesConfig(deck={v: 3 for v in range(1, 9)}, board=(4, 6, 4), tie_policy="arrow_player_wins",
+SMALL = RulesConfig(deck=dict.fromkeys(range(1, 9), 3), board=(4, 6, 4), tie_policy="arrow_player_wins",
                     arrow_policy="leading", max_rounds=10)
 
 
@@ -293,7 +293,7 @@ def test_penalize_mode_raises_for_ids_outside_the_action_space(action):
     e = tacocat.env(illegal_action="penalize")
     e.reset(seed=0)
     before = e.observe("player_0")["observation"].copy()
-    with pytest.raises(tacocat.ActionOutOfRangeError, match="out of range|integer id"):
+    with pytest.raises(tacocat.ActionOutOfRangeError, match=r"out of range|integer id"):
         e.step(action)
     assert not any(e.terminations.values()) and e.agent_selection == "player_0"
     assert np.array_equal(e.observe("player_0")["observation"], before)

@@ -4,6 +4,7 @@ exploitability.csv, tested in tests/test_exact_training.py)."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from benchmarks import equilibrium
@@ -18,7 +19,7 @@ def test_the_cfr_curve_falls_to_the_solvers_own_nash_conv(tmp_path: Path, monkey
     curve = equilibrium.cfr_curve(tree, max_seconds=0.2)
     assert [p["iterations"] for p in curve[:3]] == [1, 2, 3] and curve[-1]["seconds"] >= 0.2
     assert curve[-1]["nash_conv"] < 1e-2 < nash_conv(tree, tree.uniform_policy())
-    assert all(a["seconds"] <= b["seconds"] for a, b in zip(curve, curve[1:]))
+    assert all(a["seconds"] <= b["seconds"] for a, b in itertools.pairwise(curve))
 
 
 def test_the_table_says_where_each_run_reached_the_target(tmp_path: Path) -> None:

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from tacocat.agents.base import Agent, AgentInput
-from tacocat.evaluation.matches import deal_seed, match
 from tacocat.agents.registry import make_agent
+from tacocat.evaluation.matches import deal_seed, match
 from tacocat.evaluation.stats import paired_interval, wilson_interval
 from tacocat.game.config import make_config
 from tacocat.game.engine import apply_action, new_game
@@ -77,7 +77,7 @@ def test_duplicate_pairs_replay_the_same_deal_with_seats_swapped():
         # hands to the same seats whenever the Tacocat stands on the same space (same deal size)
         h0, h1 = _round_hands(g0.seed, g0.actions), _round_hands(g1.seed, g1.actions)
         assert h0[0] == h1[0]
-        same_space = [(x, y) for x, y in zip(h0, h1) if x[0] == y[0]]
+        same_space = [(x, y) for x, y in zip(h0, h1, strict=False) if x[0] == y[0]]
         assert all(x == y for x, y in same_space)
 
 

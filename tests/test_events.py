@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tacocat.game import events as ev
 from tacocat.game.actions import Move, MoveKind
 from tacocat.game.engine import apply_action, legal_actions, new_game
-from tacocat.game.render import describe_event
+from tacocat.game.render.text import describe_event
 
 CLASS_OF_KIND = {
     ev.EventKind.ROUND: ev.RoundDealt, ev.EventKind.REPLACE: ev.ReplaceRevealed, ev.EventKind.DUEL: ev.DuelRevealed,

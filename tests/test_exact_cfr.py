@@ -14,8 +14,8 @@ import numpy as np
 import pyspiel
 import pytest
 from open_spiel.python.algorithms import discounted_cfr
-
 from preset_trees import cached_game, preset_tree
+
 from tacocat.analysis.best_response import nash_conv, policy_values
 from tacocat.analysis.cfr import CFRSolver, DiscountedCFRSolver, regret_matching
 from tacocat.analysis.tabular import from_policy_table

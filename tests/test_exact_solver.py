@@ -24,8 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from open_spiel.python import policy as os_policy
 from open_spiel.python.algorithms import expected_game_score, exploitability
-
 from preset_trees import cached_game, preset_tree
+
 from tacocat.analysis.best_response import (
     best_response_policy,
     best_response_values,

@@ -17,9 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from preset_trees import preset_tree
-from tacocat.game.config import RulesConfig, make_config
+
 from tacocat.analysis import store
 from tacocat.analysis.best_response import nash_conv
 from tacocat.analysis.store import (
@@ -33,6 +32,7 @@ from tacocat.analysis.store import (
     write_tree,
 )
 from tacocat.analysis.tree import GameTree
+from tacocat.game.config import RulesConfig, make_config
 from tacocat.game.presets import preset_config
 
 ARRAYS = ("player", "parent", "action", "column", "chance_prob", "infoset", "utility", "level_starts",
@@ -144,7 +144,7 @@ def test_the_cache_directory_comes_from_the_environment(tmp_path, monkeypatch, t
 
 
 def test_round_reward_and_format_name_the_file():
-    names = {cache_path(preset_config("tiny", round_reward=r), Path(".")).name for r in (0.0, 1.0, 0.5)}
+    names = {cache_path(preset_config("tiny", round_reward=r), Path()).name for r in (0.0, 1.0, 0.5)}
     assert len(names) == 3 and all(name.endswith(f"-v{store.TREE_FORMAT}.npz") for name in names)
 
 
@@ -193,7 +193,7 @@ def _edits(tmp_path: Path):
     }
 
 
-@pytest.mark.parametrize("edit", list(_edits(Path("."))))
+@pytest.mark.parametrize("edit", list(_edits(Path())))
 def test_a_bad_cache_file_is_refused_naming_it_and_left_alone(edit, tmp_path, tiny, monkeypatch):
     path = cache_path(tiny.rules, tmp_path)
     arrays = _arrays(tiny, path)  # the file as written, then edited

@@ -5,6 +5,7 @@ policy the run had then (tacocat.analysis), for any backend (the run loop comput
 from __future__ import annotations
 
 import csv
+import shutil
 from pathlib import Path
 
 import pytest
@@ -19,11 +20,12 @@ from tacocat.analysis.exploit import exact_report
 from tacocat.game.presets import preset_rules
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "tacocat" / "train" / "configs" / "league_smoke.yaml"
+SMOKE = ROOT / "tests" / "support" / "configs" / "league_smoke.yaml"
 
 
 def _config_file(tmp_path: Path, **changes: object) -> Path:
-    data = {"base_config": str(SMOKE), "rules": preset_rules("skirmish"), "run_root": str(tmp_path / "runs"),
+    shutil.copy(SMOKE, tmp_path)  # a base_config lies in the shipped configs' folder or next to the file
+    data = {"base_config": SMOKE.name, "rules": preset_rules("skirmish"), "run_root": str(tmp_path / "runs"),
             "total_timesteps": 512, "checkpoint_every": 256,
             "eval": {"every": 256, "deal_pairs": 2, "opponents": ["random"], "final": [], "nash_conv": "sampling"}}
     data.update(changes)

@@ -1,6 +1,6 @@
 """Golden results pin behaviour: exact outcomes of short fixed-seed matches of every pair of
-built-in agents (`benchmarks/goldens.py`; re-record a deliberate change with
-`python -m benchmarks.goldens --record`)."""
+built-in agents (`tests/support/goldens.py`; re-record a deliberate change with
+`python tests/support/goldens.py --record`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from benchmarks import goldens
+from support import goldens
 
 STORED = json.loads(goldens.PATH.read_text())
 
@@ -22,7 +22,7 @@ def test_golden_file_covers_every_builtin_pairing():
 def test_golden_match_results_are_unchanged(pairing):
     a, b = pairing.split(" vs ")
     assert goldens.play(a, b) == STORED["results"][pairing], (
-        f"{pairing}: behaviour changed; if on purpose, re-record with `python -m benchmarks.goldens --record`")
+        f"{pairing}: behaviour changed; if on purpose, re-record with `python tests/support/goldens.py --record`")
 
 
 def test_a_changed_agent_fails_the_golden_comparison():

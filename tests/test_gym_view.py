@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tacocat
-from tacocat.train.gym_env import OpponentPool, PoolEntry, TacocatSingleAgentEnv
 from tacocat.game.errors import ActionOutOfRangeError, GameOverError, TacocatError
+from tacocat.train.gym_env import OpponentPool, PoolEntry, TacocatSingleAgentEnv
 
 ONE = [("random", 1.0)]
 
@@ -59,7 +59,7 @@ def test_a_pool_either_refuses_its_weights_or_samples_from_them(weights, seed):
     clear error (their total overflows) or every draw is one of its opponents -- never
     numpy's 'Probabilities contain NaN'."""
     specs = ["random", "highcard", "planner", "counter"][: len(weights)]
-    entries = [PoolEntry(s, w) for s, w in zip(specs, weights)]
+    entries = [PoolEntry(s, w) for s, w in zip(specs, weights, strict=True)]
     if not math.isfinite(sum(weights)):
         with pytest.raises(ValueError, match="add up to more than a float holds"):
             OpponentPool(entries)
@@ -90,17 +90,17 @@ def test_add_and_remove_opponent_refuse_bad_input_and_leave_the_pool_unchanged()
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(learner_seat=True), "learner_seat must be"), (dict(learner_seat=1.0), "learner_seat must be"),
-    (dict(learner_seat=2), "learner_seat must be"), (dict(learner_seat="left"), "learner_seat must be"),
-    (dict(illegal_action="ignore"), "illegal_action must be 'raise' or 'penalize'"),
-    (dict(render_mode="human"), "render_mode must be one of"), (dict(render_mode="rgb"), "render_mode must be one of"),
+    ({"learner_seat": True}, "learner_seat must be"), ({"learner_seat": 1.0}, "learner_seat must be"),
+    ({"learner_seat": 2}, "learner_seat must be"), ({"learner_seat": "left"}, "learner_seat must be"),
+    ({"illegal_action": "ignore"}, "illegal_action must be 'raise' or 'penalize'"),
+    ({"render_mode": "human"}, "render_mode must be one of"), ({"render_mode": "rgb"}, "render_mode must be one of"),
 ])
 def test_arguments_are_checked(kwargs, message):
     with pytest.raises(ValueError, match=message):
         TacocatSingleAgentEnv(ONE, **kwargs)
 
 
-@pytest.mark.parametrize("kwargs", [dict(illegal_action="ignore"), dict(render_mode="rgb")])
+@pytest.mark.parametrize("kwargs", [{"illegal_action": "ignore"}, {"render_mode": "rgb"}])
 def test_argument_errors_read_as_the_aec_envs(kwargs):
     with pytest.raises(ValueError) as gym_error:
         TacocatSingleAgentEnv(ONE, **kwargs)

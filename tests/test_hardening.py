@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pydantic
 import pytest
+from conftest import DEFAULT
 
 import tacocat
-from tacocat.agents.registry import AgentSpecError, format_spec, make_agent, parse_spec, split_specs
-from tacocat.evaluation.game_files import ReplayError, game_to_dict, load_games, replay_game
-from tacocat.evaluation.arena import play_game
-from conftest import DEFAULT
 from tacocat import InvalidPositionError, RulesConfig, legal_actions, new_game, setup_position
+from tacocat.agents.registry import AgentSpecError, format_spec, make_agent, parse_spec, split_specs
+from tacocat.evaluation.arena import play_game
+from tacocat.evaluation.game_files import ReplayError, game_to_dict, load_games, replay_game
 from tacocat.game.config import LIMITS
 
 
@@ -37,8 +37,8 @@ from tacocat.game.config import LIMITS
         ({"round_reward": "0.5"}, "round_reward: must be a number"),
         ({"round_reward": 1e9}, "round_reward"),
         ({"deck": {1: 10**9}}, "value 1 has 1000000000 copies; at most 100"),
-        ({"deck": {v: 100 for v in range(1, 12)}}, "a deck of at most 1000"),
-        ({"deck": {v: 4 for v in range(1, 60)}}, "at most 50 are supported"),
+        ({"deck": dict.fromkeys(range(1, 12), 100)}, "a deck of at most 1000"),
+        ({"deck": dict.fromkeys(range(1, 60), 4)}, "at most 50 are supported"),
         ({"deck": {5000: 40}}, "card values must be in 1..1000"),
         ({"deck": {1: True, 2: 40}}, "deck: a boolean"),
         ({"deck": {1: 40.5}}, "deck"),
@@ -214,9 +214,9 @@ def test_legal_actions_cannot_be_mutated_by_the_caller():
     state = new_game(DEFAULT, 0)
     legal = legal_actions(state)
     with pytest.raises((TypeError, AttributeError)):
-        legal.append(999)  # type: ignore[attr-defined]
+        legal.append(999)  # type: ignore[attr-defined]  # a tuple: must fail
     with pytest.raises(TypeError):
-        legal[0] = 999  # type: ignore[index]
+        legal[0] = 999  # type: ignore[index]  # a tuple: must fail
     tacocat.apply_action(state, legal[0])
 
 
@@ -226,7 +226,7 @@ def test_last_before_reset_and_after_the_end_say_what_to_do():
         raw.last()
     e = tacocat.env(max_rounds=1)
     e.reset(seed=0)
-    for agent in e.agent_iter():
+    for _ in e.agent_iter():
         _, _, term, trunc, _ = e.last()
         e.step(None if term or trunc else int(e.last()[0]["action_mask"].nonzero()[0][0]))
     with pytest.raises(tacocat.GameOverError, match="call reset"):

@@ -43,7 +43,7 @@ def test_home_and_what_derives_from_it_point_into_the_session_home() -> None:
     assert SESSION_HOME.name.startswith("tacocat-test-home-") and SESSION_HOME.is_dir()
     for name in VARIABLES:
         assert Path(os.environ[name]).is_relative_to(SESSION_HOME), name
-    assert Path.home() == SESSION_HOME and os.path.expanduser("~/ray_results").startswith(str(SESSION_HOME))
+    assert Path.home() == SESSION_HOME and Path("~/ray_results").expanduser().is_relative_to(SESSION_HOME)
     assert store.cache_dir().is_relative_to(SESSION_HOME)
 
 

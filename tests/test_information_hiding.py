@@ -10,10 +10,10 @@ require the observer's encoding and mask to stay bit-identical.
 from __future__ import annotations
 
 import numpy as np
+from conftest import DEFAULT, act, resample_hidden, rules_configs, sample_states, seeds, walk
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import DEFAULT, act, resample_hidden, rules_configs, sample_states, seeds, walk
 from tacocat import GameState, Phase, apply_action, describe, encode, env, legal_actions, new_game
 from tacocat.game.observation import ObservationLayout
 
@@ -61,7 +61,7 @@ def test_R7_3_env_observation_is_unchanged_by_hidden_cards():
     e.reset(seed=11)
     rng = np.random.default_rng(11)
     checked = 0
-    for agent in e.agent_iter():
+    for _ in e.agent_iter():
         observation, _, terminated, truncated, _ = e.last()
         if terminated or truncated:
             e.step(None)

@@ -2,7 +2,7 @@
 pool, a smoke training run with its run directory and a bit-exact --resume, and the exported
 policy as a ladder agent (numpy forward == JAX forward, refusals, a match, R7.3).
 
-One smoke run (tacocat/train/configs/league_smoke.yaml, compiled once per module) serves the
+One smoke run (tests/support/configs/league_smoke.yaml, compiled once per module) serves the
 tests that need a trained policy."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from tacocat.game.ruleset import compile_rules
 from conftest import killed_copy, resample_hidden, same_policy_files, sample_states
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "tacocat" / "train" / "configs" / "league_smoke.yaml"
+SMOKE = ROOT / "tests" / "support" / "configs" / "league_smoke.yaml"
 LARGE = ROOT / "tacocat" / "train" / "configs" / "league.yaml"
 
 
@@ -68,7 +68,7 @@ def test_the_cli_refuses_a_bad_league_config_before_making_a_run_directory(tmp_p
 
 def test_sb3_and_rllib_still_need_an_opponent() -> None:
     with pytest.raises(ValidationError, match="backend sb3 needs at least one opponent"):
-        load_experiment(ROOT / "tacocat" / "train" / "configs" / "smoke.yaml", overrides=["opponents=[]"])
+        load_experiment(ROOT / "tests" / "support" / "configs" / "smoke.yaml", overrides=["opponents=[]"])
 
 
 def test_the_shipped_league_configs_validate() -> None:
@@ -130,8 +130,9 @@ def test_packing_keeps_the_learner_decisions_and_only_them(share: float, slots: 
 def test_an_update_on_packed_decisions_equals_the_update_on_every_step() -> None:
     """`league.decision_share` < 1 leaves the opponent's steps (weight 0) out of the update: with
     one minibatch per epoch, the same rollout gives the same parameters either way."""
+    from tacocat.train.league.pool import SnapshotPool
     from tacocat.train.league.ppo import init_runner
-    from tacocat.train.league.trainer import SnapshotPool, build, coefficients
+    from tacocat.train.league.trainer import build, coefficients
 
     params = []
     for share in (1.0, 0.75):
@@ -155,7 +156,7 @@ def test_an_update_on_packed_decisions_equals_the_update_on_every_step() -> None
 # the snapshot pool
 # ---------------------------------------------------------------------------------------
 def test_pfsp_prefers_the_snapshots_the_learner_loses_to() -> None:
-    from tacocat.train.league.trainer import SnapshotPool
+    from tacocat.train.league.pool import SnapshotPool
 
     pool = SnapshotPool({"actor": [(jnp.zeros(2), jnp.zeros(1))]}, size=3)
     pool.add({"actor": [(jnp.ones(2), jnp.ones(1))]})
@@ -351,10 +352,10 @@ def test_a_policy_file_for_other_rules_or_sizes_is_refused(smoke_run: Path, tmp_
 # ---------------------------------------------------------------------------------------
 def test_the_shipped_champion_is_a_small_league_policy_for_the_default_rules() -> None:
     from tacocat.agents.mlp_agent import CHAMPION, LEAGUE_ALGORITHM
-    from tacocat.agents.policy_file import load_policy
+    from tacocat.agents.policy_file import load_policy_file
 
     assert CHAMPION.stat().st_size < 5_000_000  # "a few MB at most"
-    _, meta = load_policy(CHAMPION)
+    _, meta = load_policy_file(CHAMPION)
     assert meta["algorithm"] == LEAGUE_ALGORITHM
     assert meta["ruleset_hash"] == compile_rules(RulesConfig()).hash
     agent = make_agent("champion")
@@ -382,7 +383,6 @@ def test_the_champion_beats_planner_in_a_short_match() -> None:
 def test_anneal_lr_decays_the_learning_rate_to_zero_over_the_run() -> None:
     """`league.anneal_lr`: as many decay steps as the run has gradient steps; the last updates
     move the parameters less and less, and not at all once the schedule ends."""
-    import optax
 
     from tacocat.train.league.ppo import make_optimizer
     from tacocat.train.league.trainer import ppo_settings
@@ -405,7 +405,7 @@ def test_anneal_lr_decays_the_learning_rate_to_zero_over_the_run() -> None:
 @pytest.mark.parametrize("agent", ["league", "rllib"])
 def test_a_policy_file_opponent_for_other_rules_is_refused_at_validation(smoke_run: Path, agent: str) -> None:
     spec = f"{agent}:path={smoke_run / 'policy.npz'}"
-    load_experiment(ROOT / "tacocat" / "train" / "configs" / "smoke.yaml", overrides=[f"opponents=[{{agent: '{spec}'}}]"])
-    with pytest.raises(ValidationError, match="opponents: .* was trained for ruleset"):
-        load_experiment(ROOT / "tacocat" / "train" / "configs" / "smoke.yaml",
+    load_experiment(ROOT / "tests" / "support" / "configs" / "smoke.yaml", overrides=[f"opponents=[{{agent: '{spec}'}}]"])
+    with pytest.raises(ValidationError, match=r"opponents: .* was trained for ruleset"):
+        load_experiment(ROOT / "tests" / "support" / "configs" / "smoke.yaml",
                         overrides=[f"opponents=[{{agent: '{spec}'}}]", "rules.max_rounds=30"])

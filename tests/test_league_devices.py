@@ -25,7 +25,7 @@ from tacocat.cli.app import app
 from tacocat.train.config import load_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "tacocat" / "train" / "configs" / "league_smoke.yaml"
+SMOKE = ROOT / "tests" / "support" / "configs" / "league_smoke.yaml"
 #: league_smoke.yaml with highcard as the one fixed opponent (the planner's port compiles for
 #: long), a batch whose four blocks split over 2 devices (8 + 4 + 4 + 8 games), and the options
 #: whose data the devices share out differently: the packed update (decision_share), the
@@ -95,7 +95,7 @@ def test_two_devices_train_what_one_device_trains() -> None:
     assert out["seats_floors_keys_equal"]
     assert out["param_diff"] <= 1e-5 * max(out["param_scale"], 1.0), out["param_diff"]
     rows1, rows2 = out["rows"]
-    for a, b in zip(rows1, rows2):
+    for a, b in zip(rows1, rows2, strict=True):
         assert {k: v for k, v in a.items() if isinstance(v, int)} == {k: v for k, v in b.items() if isinstance(v, int)}
         for k in ("policy_loss", "value_loss", "entropy", "approx_kl"):
             assert a[k] == pytest.approx(b[k], rel=1e-4, abs=1e-7), k
@@ -115,7 +115,7 @@ def test_two_devices_train_what_one_device_trains() -> None:
     (["league.devices=2", "n_envs=32", "league.decision_share=0.505"], "65 decision slots does not split"),
 ])
 def test_a_batch_that_does_not_split_evenly_is_refused_at_validation(overrides: list[str], fragment: str) -> None:
-    with pytest.raises(ValueError, match="league.devices") as err:
+    with pytest.raises(ValueError, match=r"league.devices") as err:
         load_experiment(SMOKE, overrides=overrides)
     assert fragment in str(err.value), str(err.value)
     load_experiment(SMOKE, overrides=[o for o in overrides if not o.startswith("league.devices")])  # fine on one

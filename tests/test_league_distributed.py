@@ -23,7 +23,7 @@ import pytest
 from tacocat.train.distributed import ENVIRONMENT, Cluster, cluster_from
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "tacocat" / "train" / "configs" / "league_smoke.yaml"
+SMOKE = ROOT / "tests" / "support" / "configs" / "league_smoke.yaml"
 #: league_smoke.yaml with highcard as the one fixed opponent, blocks that split over 2 devices
 #: (8 + 4 + 4 + 8 games), evaluated once (at the end)
 TINY = ["--set", "n_envs=24", "--set", "opponents=[{agent: highcard, weight: 1.0}]", "--set", "eval.every=100000",

@@ -10,6 +10,7 @@ not fit are refused at validation, in one line."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import jax
@@ -28,13 +29,13 @@ from tacocat.train.config import load_experiment
 from tacocat.agents.jax_forms import file_logits, make_opponent
 from tacocat.agents.jax_ports import NotPortedError
 from tacocat import RulesConfig
-from tacocat.game.engine import Phase
+from tacocat.game.state import Phase
 from tacocat.game.observation import ObservationLayout
 from tacocat.game.presets import preset_config
 from tacocat.game.ruleset import compile_rules
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "tacocat" / "train" / "configs" / "league_smoke.yaml"
+SMOKE = ROOT / "tests" / "support" / "configs" / "league_smoke.yaml"
 SKIRMISH = preset_config("skirmish")
 
 
@@ -43,7 +44,7 @@ def relu_file(path: Path, rules: RulesConfig, seed: int) -> Path:
     rng = np.random.default_rng(seed)
     compiled = compile_rules(rules)
     sizes = [ObservationLayout(compiled).size, 48, 48, compiled.codec.size]
-    layers = [(rng.normal(0, 1 / np.sqrt(a), (b, a)), rng.normal(0, 0.1, b)) for a, b in zip(sizes[:-1], sizes[1:])]
+    layers = [(rng.normal(0, 1 / np.sqrt(a), (b, a)), rng.normal(0, 0.1, b)) for a, b in itertools.pairwise(sizes)]
     return save_policy(path, layers, activation="relu", rules_config=rules, algorithm=RLLIB_ALGORITHM,
                        experiment="test", seed=seed, timesteps=0)
 
@@ -127,7 +128,8 @@ def test_random_plays_uniformly_among_the_legal_actions(champion_positions) -> N
 # ---------------------------------------------------------------------------------------
 def test_policy_files_and_random_are_league_opponents() -> None:
     config = load_experiment(SMOKE, overrides=[
-        f"opponents=[{{agent: champion}}, {{agent: random}}, {{agent: 'league:path={CHAMPION},deterministic=false'}}]"])
+        f"opponents=[{{agent: champion}}, {{agent: random}}, "
+        f"{{agent: 'league:path={CHAMPION},deterministic=false'}}]"])
     assert [o.agent for o in config.opponents][:2] == ["champion", "random"]
 
 
@@ -178,7 +180,7 @@ def test_init_actor_is_the_file_as_the_learner_holds_it(tmp_path: Path) -> None:
     config = load_experiment(SMOKE, overrides=["algo.net_arch=[128, 128]", "league.init_actor=champion"])
     export_policy({"actor": initial_actor("champion", config)}, tmp_path / "start.npz", config, 0)
     started, champion = make_agent(f"league:path={tmp_path / 'start.npz'}"), make_agent("champion")
-    for (w, b), (cw, cb) in zip(started.layers, champion.layers):
+    for (w, b), (cw, cb) in zip(started.layers, champion.layers, strict=True):
         np.testing.assert_allclose(w, cw, rtol=1e-6, atol=1e-7)
         np.testing.assert_array_equal(b, cb)
     inputs = mixed_play_positions(RulesConfig(), 500, seed=5, guide="champion")
@@ -186,7 +188,7 @@ def test_init_actor_is_the_file_as_the_learner_holds_it(tmp_path: Path) -> None:
 
 
 def _leaves_equal(a, b) -> bool:
-    return all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)))
+    return all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True))
 
 
 @pytest.mark.slow  # two compiled iterations (warm-up and PPO) and a resume: about half a minute
@@ -224,7 +226,7 @@ def test_a_warm_started_run_trains_the_critic_alone_first_and_resumes_bit_for_bi
     assert counts and set(counts) == {2 * updates}
     assert _leaves_equal(jax.tree.map(lambda leaf: leaf[0], restored.pool.arrays["actor"]), start)
     final = make_agent(f"league:path={run_dir / 'policy.npz'}")
-    assert not all(np.array_equal(w, c) for (w, _), (c, _) in zip(final.layers, make_agent("champion").layers))
+    assert not all(np.array_equal(w, c) for (w, _), (c, _) in zip(final.layers, make_agent("champion").layers, strict=True))
 
     assert [p.name for p in checkpoints.markers(run_dir)] == ["ckpt_512.json", "ckpt_1024.json"]
     killed = killed_copy(run_dir, tmp_path / run_dir.name, "ckpt_1024")

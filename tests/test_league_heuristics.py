@@ -31,7 +31,7 @@ from tacocat.agents.heuristic_jax import (
     opponent_hand_sampler,
 )
 from tacocat import RulesConfig, apply_action, legal_actions, new_game
-from tacocat.game.engine import Phase
+from tacocat.game.state import Phase
 from tacocat.game.observation import encode
 from tacocat.game.ruleset import compile_rules
 from tacocat.game.view import opponent_bounds, player_view, sample_opponent_hands
@@ -122,7 +122,7 @@ def hand_distribution_p_value(a: list[np.ndarray], b: list[np.ndarray]) -> float
     """Chi-square homogeneity of the count of each value in the hands of `a` and `b`, summed
     over positions and values."""
     stat, dof = 0.0, 0
-    for hands_a, hands_b in zip(a, b):
+    for hands_a, hands_b in zip(a, b, strict=True):
         for v in range(hands_a.shape[1]):
             counts = np.union1d(hands_a[:, v], hands_b[:, v])
             if counts.size < 2:

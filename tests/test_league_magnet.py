@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 from conftest import killed_copy, same_policy_files
 from tacocat.train.config import load_experiment
-from tacocat.train.config_files import one_line
+from tacocat.game.errors import one_line
 
 ROOT = Path(__file__).resolve().parents[1]
 #: league_smoke.yaml as it is: its iteration is compiled once per test run (the XLA cache of
 #: tests/conftest.py) and shared with the other tests that train it
-SMOKE = ROOT / "tacocat" / "train" / "configs" / "league_smoke.yaml"
+SMOKE = ROOT / "tests" / "support" / "configs" / "league_smoke.yaml"
 
 
 def test_the_kl_and_its_gradient_on_a_hand_computed_case() -> None:
@@ -68,7 +68,7 @@ def _trained(overrides: list[str], iterations: int = 2) -> object:
 
 
 def _max_difference(a: object, b: object) -> float:
-    return max(float(jnp.abs(x - y).max()) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)))
+    return max(float(jnp.abs(x - y).max()) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True))
 
 
 def test_a_uniform_magnet_trains_what_the_same_entropy_bonus_trains() -> None:

@@ -3,7 +3,7 @@ run.json, and every field of a checkpoint (its JSON marker and its arrays), are 
 the run's config and a freshly built trainer; each bad file is one RunDirError naming the file,
 and the run directory is left as it was. Also the league config's limits and `base_config`.
 
-One smoke run (tacocat/train/configs/league_smoke.yaml, three iterations) is trained per module
+One smoke run (tests/support/configs/league_smoke.yaml, three iterations) is trained per module
 and copied for each case; every refusal happens before anything compiles or trains."""
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from tacocat.train.config import load_experiment
-from tacocat.train.config_files import one_line
+from tacocat.game.errors import one_line
 from tacocat.train.settings import MAX_CONFIG_BYTES, MAX_LEAGUE_MEMORY_BYTES
 from tacocat.train.run_dir import MAX_RUN_JSON_BYTES, RunDirError
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "tacocat" / "train" / "configs" / "league_smoke.yaml"
+SMOKE = ROOT / "tests" / "support" / "configs" / "league_smoke.yaml"
 MARKER, ARRAYS = "checkpoints/ckpt_768.json", "checkpoints/ckpt_768/arrays.npz"
 
 
@@ -223,7 +223,7 @@ def test_any_other_position_of_the_run_or_the_pool_is_refused(run: Path, field: 
     book[field] = value
     path.write_text(json.dumps(data))
     try:
-        with pytest.raises(RunDirError, match="ckpt_768.json"):
+        with pytest.raises(RunDirError, match=r"ckpt_768.json"):
             _load(run)
     finally:
         path.write_text(original)
@@ -325,13 +325,15 @@ def test_runner_arrays_out_of_their_range_are_refused(run: Path, field: str, fra
     a floor of -1, an observation entry moved by 0.5, a mask entry flipped."""
     import jax
 
+    from tacocat.train.league.checkpoint import plain_arrays
+    from tacocat.train.league.pool import SnapshotPool
     from tacocat.train.league.ppo import init_runner
-    from tacocat.train.league.trainer import SnapshotPool, _plain, build
+    from tacocat.train.league.trainer import build
 
     config = load_experiment(run / "config.yaml")
     env, settings, _ = build(config)
     runner = init_runner(env, settings, jax.random.key(0))
-    tree = _plain((runner, SnapshotPool(runner.params, config.league.snapshot_pool).arrays))
+    tree = plain_arrays((runner, SnapshotPool(runner.params, config.league.snapshot_pool).arrays))
     paths = [jax.tree_util.keystr(path) for path, _ in jax.tree_util.tree_flatten_with_path(tree)[0]]
     index = next(i for i, path in enumerate(paths) if path.endswith(f".{field}"))
     change = {"seat": lambda x: 2, "floor": lambda x: -1, "observation": lambda x: x + 0.5,
@@ -402,7 +404,7 @@ def _with_base(folder: Path, base: str) -> Path:
 
 @pytest.mark.parametrize("make_base, fragment", [
     (lambda d: "/dev/zero", "must name a .yaml or .yml file"),
-    (lambda d: os.symlink("/dev/zero", d / "zero.yaml") or "zero.yaml", "must lie in"),
+    (lambda d: (d / "zero.yaml").symlink_to("/dev/zero") or "zero.yaml", "must lie in"),
     (lambda d: os.mkfifo(d / "fifo.yaml") or "fifo.yaml", "must be a regular file"),
     (lambda d: (d / "folder.yaml").mkdir() or "folder.yaml", "must be a regular file"),
     (lambda d: (d / "big.yaml").write_text("#" * (MAX_CONFIG_BYTES + 1)) and "big.yaml", "over the limit"),
@@ -435,7 +437,9 @@ def test_a_base_config_symlink_to_a_private_file_does_not_echo_it(tmp_path: Path
 def test_a_base_config_in_the_shipped_configs_folder_or_next_to_the_file_is_read(tmp_path: Path) -> None:
     shutil.copy(SMOKE, tmp_path / "base.yaml")
     assert load_experiment(_with_base(tmp_path, "base.yaml")).name == "exp"
-    assert load_experiment(_with_base(tmp_path, str(SMOKE))).total_timesteps == load_experiment(SMOKE).total_timesteps
+    shipped = ROOT / "tacocat" / "train" / "configs" / "league.yaml"
+    assert load_experiment(_with_base(tmp_path, str(shipped))).total_timesteps == \
+        load_experiment(shipped).total_timesteps
 
 
 def test_aliases_and_deep_chains_are_refused(tmp_path: Path) -> None:

@@ -26,9 +26,10 @@ class Refuse(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, Refuse())
 from tacocat.cli.app import app
-app(["train", "--config", "tacocat/train/configs/league_smoke.yaml", "--no-progress", "--evaluate",
+app(["train", "--config", "tests/support/configs/league_smoke.yaml", "--no-progress", "--evaluate",
      "--set", "run_root=" + sys.argv[1]], standalone_mode=False)
-print("LOADED", sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "stable_baselines3", "sb3_contrib", "ray")))
+HEAVY = ("torch", "stable_baselines3", "sb3_contrib", "ray")
+print("LOADED", sorted(m for m in sys.modules if m.split(".")[0] in HEAVY))
 """
 
 

@@ -20,7 +20,8 @@ import torch
 
 from tacocat.evaluation.arena import play_game
 from tacocat.agents.registry import make_agent
-from tacocat.agents.trained import ModelFileError, PolicyArchitecture, build_policy, load_policy
+from tacocat.agents.policy_file import PolicyFileError
+from tacocat.agents.trained import ModelFileError, PolicyArchitecture, build_policy, load_model_file
 from tacocat import RulesConfig
 from tacocat.game.observation import ObservationLayout
 from tacocat.game.ruleset import compile_rules
@@ -83,9 +84,16 @@ def test_crafted_data_member_runs_code_only_when_trusted(tmp_path):
 def test_pickled_objects_in_the_weights_are_refused(tmp_path):
     marker = tmp_path / "marker"
     model = crafted_zip(tmp_path / "model.zip", marker, evil_data=False, evil_weights=True)
-    with pytest.raises(ModelFileError, match="policy.pth is not a plain weights file and was refused"):
-        load_policy(model)
+    with pytest.raises(ModelFileError, match=r"policy.pth is not a plain weights file and was refused"):
+        load_model_file(model)
     assert not marker.exists()
+
+
+def test_a_refused_model_file_is_a_refused_policy_file(tmp_path):
+    """A caller that does not know which kind of file an agent plays catches one error."""
+    model = crafted_zip(tmp_path / "model.zip", tmp_path / "marker", evil_data=False, evil_weights=True)
+    with pytest.raises(PolicyFileError, match=r"model\.zip"):
+        make_agent("ppo", path=str(model))
 
 
 def test_a_spec_cannot_opt_into_trust_by_accident(tmp_path):
@@ -116,7 +124,7 @@ def test_bad_metadata_is_a_clear_error_and_runs_nothing(tmp_path, metadata, mess
     marker = tmp_path / "marker"
     model = crafted_zip(tmp_path / "model.zip", marker, metadata=metadata)
     with pytest.raises(ModelFileError, match=message):
-        load_policy(model)
+        load_model_file(model)
     assert not marker.exists()
 
 

@@ -20,11 +20,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
-import pytest
-
 import ipykernel  # noqa: F401  (the kernel the notebooks run in: a dev dependency, never skipped)
 import nbclient
+import nbformat
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = ROOT / "notebooks"

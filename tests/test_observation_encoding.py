@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import DEFAULT, walk
 
 import tacocat
-from conftest import DEFAULT, walk
 from tacocat import GameState, Phase, RulesConfig, encode, new_game
 from tacocat.game.engine import moves_to_goal
 from tacocat.game.observation import ObservationLayout
@@ -19,7 +19,7 @@ from tacocat.game.presets import preset_config
 
 VARIANTS = {
     "default": DEFAULT,
-    "small_leading_ties": RulesConfig(deck={v: 3 for v in range(1, 9)}, board=(4, 6, 4),
+    "small_leading_ties": RulesConfig(deck=dict.fromkeys(range(1, 9), 3), board=(4, 6, 4),
                                       tie_policy="arrow_player_wins", arrow_policy="leading", max_rounds=10),
     "explicit_arrows_shaped": RulesConfig(board=(5, 7, 9, 7, 5), arrow_policy="explicit",
                                           arrows=("player_1", "both", "player_0", "both", "player_1"),
@@ -27,7 +27,7 @@ VARIANTS = {
     "race": preset_config("race"),
     "tiny": preset_config("tiny"),
     # 1,000 cards: the draw pile holds more than 255 (the one entry that can exceed a byte)
-    "big_deck": RulesConfig(deck={v: 100 for v in range(1, 11)}, max_rounds=8),
+    "big_deck": RulesConfig(deck=dict.fromkeys(range(1, 11), 100), max_rounds=8),
 }
 
 
@@ -59,7 +59,7 @@ def reference_encode(state: GameState, player: int) -> np.ndarray:
     if state.last_duel is not None:
         one_hot("last_duel_own", state.last_duel[player])
         one_hot("last_duel_opp", state.last_duel[opp])
-    put("trick_failing", any(a < t for a, t in zip(state.answers, state.attack)))
+    put("trick_failing", any(a < t for a, t in zip(state.answers, state.attack, strict=False)))
     put("hand_sizes", [state.hand_size(player), state.hand_size(opp)])
     put("draw_pile_size", len(state.draw_pile))
     one_hot("phase", int(state.phase))

@@ -26,9 +26,9 @@ from open_spiel.python.algorithms import exploitability
 from tacocat.analysis.agent_tables import tabular_policy
 from tacocat import RulesConfig, apply_action, encode, legal_actions, new_game, returns
 from tacocat.game.config import make_config
-from tacocat.game.engine import Phase
 from tacocat.game.openspiel import GAME_NAME, TacocatSpielError, TacocatState, config_from_params, game_params, load_game
 from tacocat.game.presets import PRESETS, preset_config
+from tacocat.game.state import Phase
 
 TINY = preset_config("tiny")
 
@@ -70,7 +70,7 @@ def test_parameters_round_trip_and_serialization():
     rng = np.random.default_rng(3)
     while not state.is_terminal() and state.move_number() < 25:
         if state.is_chance_node():
-            actions, probs = zip(*state.chance_outcomes())
+            actions, probs = zip(*state.chance_outcomes(), strict=True)
             state.apply_action(int(rng.choice(actions, p=probs)))
         else:
             state.apply_action(int(rng.choice(state.legal_actions())))
@@ -200,7 +200,7 @@ def _lockstep(config: RulesConfig, seed: int) -> int:
         if ref.rounds_played > rounds and not ref.is_over:  # a new round was dealt (R6.4)
             targets = [list(h) for h in ref.hands]
         else:  # replacement draws (R4.3): what each hand gained
-            targets = [[max(0, a - b) for a, b in zip(ref.hands[p], before[p])] for p in (0, 1)]
+            targets = [[max(0, a - b) for a, b in zip(ref.hands[p], before[p], strict=True)] for p in (0, 1)]
     assert state.is_terminal()
     bonus = config.round_reward
     wins = [sum(1 for e in ref.events if e[0] == "move" and e[1] == p) for p in (0, 1)]
@@ -212,7 +212,7 @@ def _lockstep(config: RulesConfig, seed: int) -> int:
 @pytest.mark.parametrize("config", [
     RulesConfig(),
     make_config(arrow_policy="leading", tie_policy="arrow_player_wins", max_rounds=8),
-    make_config(board=(5, 3, 6, 3, 5), deck={v: 3 for v in range(1, 9)}, round_reward=0.25),
+    make_config(board=(5, 3, 6, 3, 5), deck=dict.fromkeys(range(1, 9), 3), round_reward=0.25),
     TINY,
 ])
 def test_adapter_agrees_with_engine_every_step(config):
@@ -227,7 +227,7 @@ def _dealt(game: pyspiel.Game, seed: int) -> TacocatState:
     rng = np.random.default_rng(seed)
     state = game.new_initial_state()
     while state.is_chance_node():
-        actions, probs = zip(*state.chance_outcomes())
+        actions, probs = zip(*state.chance_outcomes(), strict=True)
         state.apply_action(int(rng.choice(actions, p=probs)))
     return state
 

@@ -25,11 +25,11 @@ from hypothesis import strategies as st
 
 from tacocat.game.config import make_config
 from tacocat.game.openspiel import (
+    _PYSPIEL_DESERIALIZE,
     GAME_NAME,
     MAX_TEXT_CHARS,
     TacocatSpielError,
     TacocatState,
-    _PYSPIEL_DESERIALIZE,
     deserialize_game_and_state,
     load_game,
 )
@@ -48,7 +48,7 @@ GAMES = {name: load_game(rules) for name, rules in RULESETS.items()}
 
 def _step(state: pyspiel.State, rng: np.random.Generator) -> None:
     if state.is_chance_node():
-        actions, probs = zip(*state.chance_outcomes())
+        actions, probs = zip(*state.chance_outcomes(), strict=True)
         state.apply_action(int(rng.choice(actions, p=probs)))
     else:
         state.apply_action(int(rng.choice(state.legal_actions())))
@@ -170,7 +170,7 @@ def test_crafted_text_is_refused_and_runs_no_code(tmp_path):
         lambda: pyspiel.deserialize_game_and_state(_crafted(_RunsCode(marker), f"cached_tree(game={GAME_NAME}())")),
     ]
     for attempt in attempts:
-        with pytest.raises(TacocatSpielError, match="pickled|inside another game"):
+        with pytest.raises(TacocatSpielError, match=r"pickled|inside another game"):
             attempt()
         assert not marker.exists()
     # pyspiel's own reader (what `pyspiel.deserialize_game_and_state` was) runs it: the threat is real
@@ -285,7 +285,7 @@ def test_bad_text_is_refused_naming_the_problem(name):
 
 def test_a_text_that_names_no_game_is_refused_clearly_by_pyspiels_reader():
     for text in ("SECRET garbage\n", f"[Game]\n{GAME_NAME}()\n[Meta]\n".replace(GAME_NAME, "kuhn_poker")):
-        with pytest.raises(TacocatSpielError, match="before the .Meta. section|out of order"):
+        with pytest.raises(TacocatSpielError, match=r"before the .Meta. section|out of order"):
             pyspiel.deserialize_game_and_state(text)
 
 
@@ -318,7 +318,7 @@ def test_illegal_action_is_refused_and_changes_nothing(action, node, capfd):
         _step(state, np.random.default_rng(0))
     before = _snapshot(state)
     for apply in (state.apply_action, state.child):
-        with pytest.raises(TacocatSpielError, match="legal: |possible chance outcomes: "):
+        with pytest.raises(TacocatSpielError, match=r"legal: |possible chance outcomes: "):
             apply(action)
         assert _snapshot(state) == before
     assert "OpenSpiel exception" not in capfd.readouterr().err  # no internal C++ check was hit

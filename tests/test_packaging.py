@@ -47,10 +47,9 @@ def test_tacocat_version_prints_the_package_version():
 def test_a_wheel_of_the_repository_installs_one_top_level_package(tmp_path):
     """The wheel holds `tacocat` and its dist-info only: no `agents`, `experiments` or other
     generic names in a researcher's site-packages."""
+    import shutil
     import zipfile
     from pathlib import Path
-
-    import shutil
 
     root = Path(__file__).resolve().parents[1]
     source = tmp_path / "source"  # a copy, so that no build folder of the checkout is read or left

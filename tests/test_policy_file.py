@@ -5,6 +5,7 @@ reading more than the stated limits; a valid file loads exactly as it was saved.
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import tempfile
 import warnings
@@ -25,13 +26,13 @@ from tacocat.agents.policy_file import (
     MAX_FILE_BYTES,
     MAX_MEMBERS,
     PolicyFileError,
-    load_policy,
+    load_policy_file,
     policy_logits,
     save_policy,
 )
 from tacocat.agents.registry import make_agent
 from tacocat.cli.app import app
-from sweep_cases.fakes import patch_zip_directory
+from support.sweep_cases.fakes import patch_zip_directory
 from tacocat import RulesConfig
 from tacocat.game.observation import ObservationLayout
 from tacocat.game.ruleset import compile_rules
@@ -205,7 +206,7 @@ def test_a_bad_policy_file_is_one_clear_error_naming_the_file(tmp_path: Path, ki
     make, problem = BAD_FILES[kind]
     path = make(tmp_path / "bad.npz")
     with pytest.raises(PolicyFileError) as err:
-        load_policy(path)
+        load_policy_file(path)
     message = str(err.value)
     assert message.startswith(f"{path} is not a valid policy file: "), message
     assert problem in message and "\n" not in message
@@ -214,12 +215,12 @@ def test_a_bad_policy_file_is_one_clear_error_naming_the_file(tmp_path: Path, ki
 @pytest.mark.parametrize(("where", "message"), [("nowhere.npz", "it does not exist"), (".", "it is a folder")])
 def test_a_missing_path_or_a_folder_is_refused(tmp_path: Path, where: str, message: str) -> None:
     with pytest.raises(PolicyFileError, match=message):
-        load_policy(tmp_path / where)
+        load_policy_file(tmp_path / where)
 
 
 def test_a_device_is_refused_without_reading_it() -> None:
     with pytest.raises(PolicyFileError, match="/dev/zero is not a valid policy file: it is not a regular file"):
-        load_policy("/dev/zero")
+        load_policy_file("/dev/zero")
 
 
 def test_sizes_are_checked_from_the_zip_directory_before_any_member_is_read(tmp_path: Path, monkeypatch) -> None:
@@ -230,7 +231,7 @@ def test_sizes_are_checked_from_the_zip_directory_before_any_member_is_read(tmp_
 
     monkeypatch.setattr(zipfile.ZipFile, "open", no_reading)
     with pytest.raises(PolicyFileError, match="more than the 67108864 allowed"):
-        load_policy(bomb)
+        load_policy_file(bomb)
 
 
 def test_errors_never_quote_the_file(tmp_path: Path) -> None:
@@ -241,7 +242,7 @@ def test_errors_never_quote_the_file(tmp_path: Path) -> None:
              policy_zip(tmp_path / "d.npz", layer_0_weight=f"\x93NUMPY\x01\x00\x10\x00{{'{secret}'}}".encode())]
     for path in files:
         with pytest.raises(PolicyFileError) as err:
-            load_policy(path)
+            load_policy_file(path)
         assert secret not in str(err.value), str(err.value)
 
 
@@ -249,7 +250,7 @@ def test_errors_never_quote_the_file(tmp_path: Path) -> None:
 # valid files
 # ---------------------------------------------------------------------------------------
 def test_the_shipped_champion_loads_exactly_its_arrays() -> None:
-    layers, meta = load_policy(CHAMPION)
+    layers, meta = load_policy_file(CHAMPION)
     with np.load(CHAMPION, allow_pickle=False) as data:
         assert json.loads(bytes(data["metadata"]).decode()) == meta
         for i, (weight, bias) in enumerate(layers):
@@ -263,7 +264,7 @@ def test_a_fortran_ordered_or_float64_file_loads_as_numpy_reads_it(tmp_path: Pat
     arrays = {name: np.asfortranarray(a.astype(np.float64)) for name, a in layer_arrays().items()}
     path = tmp_path / "f.npz"
     np.savez_compressed(path, metadata=np.frombuffer(meta_bytes(metadata()), np.uint8), **arrays)
-    layers, _ = load_policy(path)
+    layers, _ = load_policy_file(path)
     for i, (weight, bias) in enumerate(layers):
         np.testing.assert_array_equal(weight, arrays[f"layer_{i}_weight"])
         np.testing.assert_array_equal(bias, arrays[f"layer_{i}_bias"])
@@ -276,7 +277,7 @@ def _float32s(shape: tuple[int, ...]):
 @st.composite
 def networks(draw) -> list[tuple[np.ndarray, np.ndarray]]:
     sizes = [OBS, *draw(st.lists(st.integers(1, 6), max_size=3)), N_ACTIONS]
-    return [(draw(_float32s((n_out, n_in))), draw(_float32s((n_out,)))) for n_in, n_out in zip(sizes, sizes[1:])]
+    return [(draw(_float32s((n_out, n_in))), draw(_float32s((n_out,)))) for n_in, n_out in itertools.pairwise(sizes)]
 
 
 @settings(max_examples=25, deadline=None)
@@ -285,12 +286,12 @@ def test_save_then_load_gives_back_the_same_network(layers, activation, timestep
     with tempfile.TemporaryDirectory() as folder:
         path = save_policy(Path(folder) / "p.npz", layers, activation=activation, rules_config=RulesConfig(),
                            algorithm=LEAGUE_ALGORITHM, experiment="roundtrip", seed=3, timesteps=timesteps)
-        loaded, meta = load_policy(path)
+        loaded, meta = load_policy_file(path)
         assert sorted(p.name for p in Path(folder).iterdir()) == ["p.npz"]  # no temporary file left
     assert meta == metadata(activation=activation, layers=len(layers), experiment="roundtrip", seed=3,
                             timesteps=timesteps)
     assert len(loaded) == len(layers)
-    for (weight, bias), (w, b) in zip(layers, loaded):
+    for (weight, bias), (w, b) in zip(layers, loaded, strict=True):
         np.testing.assert_array_equal(w, weight)
         np.testing.assert_array_equal(b, bias)
     observation = np.linspace(0.0, 1.0, OBS)
@@ -317,7 +318,7 @@ def test_the_writer_refuses_what_the_reader_would(tmp_path: Path, change, proble
 @pytest.mark.parametrize("agent", ["league", "rllib"])
 def test_both_agents_refuse_a_nan_policy(tmp_path: Path, agent: str) -> None:
     path = policy_zip(tmp_path / "nan.npz", layer_0_weight=nan_weight())
-    with pytest.raises(PolicyFileError, match="nan.npz is not a valid policy file: layer 0 holds NaN"):
+    with pytest.raises(PolicyFileError, match=r"nan.npz is not a valid policy file: layer 0 holds NaN"):
         make_agent(f"{agent}:path={path}")
 
 
@@ -332,7 +333,7 @@ def test_one_agent_plays_every_spec_and_only_league_checks_the_algorithm(tmp_pat
              for spec in ("league", "rllib")]
     assert games[0] == games[1]
     assert isinstance(make_agent(f"rllib:path={rllib_file}"), MLPPolicyAgent)
-    with pytest.raises(PolicyFileError, match="rllib.npz was not made by the league backend .algorithm 'RLlib PPO'"):
+    with pytest.raises(PolicyFileError, match=r"rllib.npz was not made by the league backend .algorithm 'RLlib PPO'"):
         make_agent(f"league:path={rllib_file}")
     assert isinstance(make_agent("champion"), MLPPolicyAgent)
 

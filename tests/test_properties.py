@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from conftest import DEFAULT, card_counts, random_action, rules_configs, seeds, snapshot, trick_cards, walk
 from tacocat import IllegalActionError, Phase, apply_action, env, legal_actions, new_game, returns
-from tacocat.game.engine import GameState
+from tacocat.game.state import GameState
 
 FEW = settings(max_examples=30, deadline=None)
 SOME = settings(max_examples=50, deadline=None)
@@ -144,7 +144,7 @@ def test_env_only_acting_agent_has_a_mask_and_rewards_sum_to_zero(seed, cfg):
 def test_clone_is_independent_and_replays_identically(seed, cfg):
     state, rng = new(seed, cfg)
     steps = int(np.random.default_rng(seed).integers(0, 200))
-    for i, live in enumerate(walk(state, rng)):
+    for i, _ in enumerate(walk(state, rng)):
         if i == steps:
             break
     if state.is_over:

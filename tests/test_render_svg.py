@@ -11,11 +11,12 @@ import pytest
 
 from conftest import DEFAULT, random_game, resample_hidden, sample_states
 from tacocat import RulesConfig
-from tacocat.game.engine import Phase, apply_action, legal_actions, new_game
+from tacocat.game.engine import apply_action, legal_actions, new_game
 from tacocat.game.presets import preset_config
-from tacocat.game.render import (
-    Rect, Scene, render_image, render_svg, scene_image, scene_svg, state_facts, table_scene, view_facts,
-)
+from tacocat.game.render.raster import render_image, scene_image
+from tacocat.game.render.scene import Rect, Scene, state_facts, table_scene, view_facts
+from tacocat.game.render.svg import render_svg, scene_svg
+from tacocat.game.state import Phase
 from tacocat.game.view import player_view
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -187,5 +188,5 @@ def test_presets_and_a_long_board_fit_the_picture():
             assert isinstance(scene, Scene)
             for shape in scene.shapes:
                 if isinstance(shape, Rect):
-                    assert 0 <= shape.x and shape.x + shape.w <= scene.width, shape
-                    assert 0 <= shape.y and shape.y + shape.h <= scene.height, shape
+                    assert shape.x >= 0 and shape.x + shape.w <= scene.width, shape
+                    assert shape.y >= 0 and shape.y + shape.h <= scene.height, shape

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tacocat.evaluation.arena import play_game
-from tacocat.agents.registry import make_agent
-from tacocat.evaluation.game_files import check_output_file, game_to_dict
-from tacocat.cli.app import app
 from tacocat import RulesConfig, apply_action, legal_actions, new_game
+from tacocat.agents.registry import make_agent
+from tacocat.cli.app import app
+from tacocat.evaluation.arena import play_game
+from tacocat.evaluation.game_files import check_output_file, game_to_dict
 
 runner = CliRunner()
 ROOT_USER = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -36,7 +36,7 @@ def no_drawing(monkeypatch):
         drawn.append(state)
         raise AssertionError("a frame was drawn")
 
-    monkeypatch.setattr("tacocat.game.render.render_image", refuse)
+    monkeypatch.setattr("tacocat.game.render.raster.render_image", refuse)
     return drawn
 
 

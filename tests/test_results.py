@@ -74,7 +74,7 @@ def test_a_match_reruns_identically_in_another_process(tmp_path):
 
 def test_the_training_section_trains_evaluates_and_draws_every_seed(tmp_path, monkeypatch):
     """`--only training` on the smoke config: a row per seed, its final evaluation, its curve, a PNG."""
-    monkeypatch.setattr(regenerate, "MAIN_CONFIG", ROOT / "tacocat" / "train" / "configs" / "smoke.yaml")
+    monkeypatch.setattr(regenerate, "MAIN_CONFIG", ROOT / "tests" / "support" / "configs" / "smoke.yaml")
     assert regenerate.main(["--only", "training", "--size", "2", "--out", str(tmp_path), "--workers", "1"]) == 0
     data = json.loads((tmp_path / "training.json").read_text())
     runs = data["results"]["runs"]

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from tacocat.agents.base import AgentInput
 from tacocat.evaluation.matches import match
 from tacocat.agents.registry import make_agent
-from tacocat.agents.policy_file import PolicyFileError, load_policy, policy_logits
+from tacocat.agents.policy_file import PolicyFileError, load_policy_file, policy_logits
 from tacocat.cli.app import app
 from tacocat.train.config import load_experiment
 from tacocat.train.rllib.config import RllibConfig
@@ -26,12 +26,12 @@ from tacocat.train.rllib.ray_runtime import RllibSetupError, check_reachable, re
 from tacocat.train.rllib.trainer import LEARNER, POLICY_FILE, export_policy, make_policy_mapping
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "tacocat" / "train" / "configs" / "rllib_smoke.yaml"
+SMOKE = ROOT / "tests" / "support" / "configs" / "rllib_smoke.yaml"
 
 
 def play_random_game(env: TacocatMultiAgentEnv, rng: np.random.Generator) -> tuple[dict, int]:
     obs, _ = env.reset(seed=int(rng.integers(1000)))
-    totals = {a: 0.0 for a in env.possible_agents}
+    totals = dict.fromkeys(env.possible_agents, 0.0)
     steps = 0
     while True:
         assert len(obs) == 1 or env.agents == []  # turn-based: one player to act
@@ -151,7 +151,7 @@ def test_exported_numpy_policy_matches_the_torch_module(tmp_path):
                           model_config={"fcnet_hiddens": [32, 32], "fcnet_activation": "relu",
                                         "head_fcnet_hiddens": [], "vf_share_layers": False}).build()
     path = export_policy(module, tmp_path / "p.npz", config, 0)
-    layers, meta = load_policy(path)
+    layers, meta = load_policy_file(path)
     assert meta["activation"] == "relu" and len(layers) == 3
     rng = np.random.default_rng(0)
     obs, _ = env.reset(seed=2)
@@ -188,9 +188,9 @@ def test_config_backend_section_is_typed(tmp_path):
     with pytest.raises(ValidationError, match="env_runnerz"):
         load_experiment(SMOKE, overrides=["rllib.env_runnerz=2"])
     with pytest.raises(ValidationError, match="rllib\n  Field required"):
-        load_experiment(ROOT / "tacocat/train/configs/smoke.yaml", overrides=["backend=rllib", "sb3=null"])
+        load_experiment(ROOT / "tests/support/configs/smoke.yaml", overrides=["backend=rllib", "sb3=null"])
     with pytest.raises(ValidationError, match="only applies with backend: rllib"):
-        load_experiment(ROOT / "tacocat/train/configs/smoke.yaml", overrides=["rllib.env_runners=2"])
+        load_experiment(ROOT / "tests/support/configs/smoke.yaml", overrides=["rllib.env_runners=2"])
     with pytest.raises(ValidationError, match="backend"):
         load_experiment(SMOKE, overrides=["backend=tune"])
     with pytest.raises(ValidationError, match=r"algo.batch_size \(500\) .* rllib.train_batch_size \(400\)"):
@@ -205,7 +205,7 @@ def test_ray_missing_is_one_clear_message(monkeypatch):
 
 def test_unreachable_address_fails_fast():
     started = time.perf_counter()
-    with pytest.raises(RllibSetupError, match="cannot reach the Ray cluster at 127.0.0.1:9"):
+    with pytest.raises(RllibSetupError, match=r"cannot reach the Ray cluster at 127.0.0.1:9"):
         check_reachable("127.0.0.1:9")
     assert time.perf_counter() - started < 30  # a probe with a timeout, not Ray's minutes of retries
     with pytest.raises(RllibSetupError, match="host:port"):
@@ -255,7 +255,7 @@ def smoke_runs(tmp_path_factory):
         assert result.exit_code == 0, result.output
         run_dir = Path(result.output.split("run directory: ")[1].split()[0])
         first = (run_dir / "progress.csv").read_text()
-        last = sorted((run_dir / "checkpoints").glob("ckpt_*.json"), key=lambda p: int(p.stem.split("_")[1]))[-1]
+        last = max((run_dir / "checkpoints").glob("ckpt_*.json"), key=lambda p: int(p.stem.split("_")[1]))
         last.unlink()  # as if killed while writing the last checkpoint (so before final.json)
         shutil.rmtree(last.with_suffix(""))
         (run_dir / "final.json").unlink()
@@ -274,7 +274,7 @@ def _rows(path: Path) -> list[dict]:
 @pytest.mark.slow  # over 15 s on the 2-core machine; `-m 'not slow'` skips it
 def test_smoke_run_trains_with_two_env_runners_and_never_sends_a_masked_action(smoke_runs):
     run_dir, first = smoke_runs
-    rows = [r for r in csv.DictReader(first.splitlines())]
+    rows = list(csv.DictReader(first.splitlines()))
     assert len(rows) == 2
     assert all(int(r["masked_actions_sent"]) == 0 for r in rows)
     assert sum(int(r["actions_sent"]) for r in rows) == int(rows[-1]["timesteps"]) >= 800

@@ -12,11 +12,20 @@ from collections import Counter
 
 import numpy as np
 import pytest
-
 from conftest import DEFAULT, act, card_counts, hand, names, pile, play_random, values_of
+
 from tacocat import (
-    GameState, IllegalActionError, ObservationLayout, Phase, RulesConfig, apply_action, encode,
-    legal_actions, new_game, returns, setup_position,
+    GameState,
+    IllegalActionError,
+    ObservationLayout,
+    Phase,
+    RulesConfig,
+    apply_action,
+    encode,
+    legal_actions,
+    new_game,
+    returns,
+    setup_position,
 )
 from tacocat.game.engine import next_space
 
@@ -87,7 +96,7 @@ def test_R4_1_two_arrow_centre_both_replace_nothing_revealed_until_both_finished
 
     # player_1 may replace the whole hand (0 up to all 7)
     for v in P1_CENTRE:
-        assert "replace: discard a %d" % v in names(state)
+        assert f"replace: discard a {v}" in names(state)
         act(state, f"replace: discard a {v}")
     assert names(state) == {"replace: stop"}
     assert state.hand_size(1) == 7 and len(state.draw_pile) == len(pile_before)
@@ -95,10 +104,10 @@ def test_R4_1_two_arrow_centre_both_replace_nothing_revealed_until_both_finished
     act(state, "replace: stop")
     # revealed together: 2 + 7 cards face up, 9 drawn from the top of the pile
     assert state.phase is Phase.DUEL
-    assert values_of(state, state.discard) == sorted([6, 7] + P1_CENTRE)
+    assert values_of(state, state.discard) == sorted([6, 7, *P1_CENTRE])
     assert state.replaced == [2, 7]
     assert state.draw_pile == pile_before[:-9]
-    assert Counter(hand(state, 0) + hand(state, 1)) == Counter([1, 2, 3, 4, 5] + TOP9)
+    assert Counter(hand(state, 0) + hand(state, 1)) == Counter([1, 2, 3, 4, 5, *TOP9])
     assert Counter([1, 2, 3, 4, 5]) <= Counter(hand(state, 0))
     assert [state.hand_size(p) for p in (0, 1)] == [7, 7]  # R4.4
     assert {e[:2] for e in state.events if e[0] == "replace"} == {("replace", 0), ("replace", 1)}
@@ -142,7 +151,7 @@ def test_R4_2_arrow_player_replaces_first_then_opponent_at_most_as_many():
     act(state, "replace: discard a 2", "replace: discard a 3", "replace: discard a 4", "replace: stop")
     # revealed and drawn at once (one-arrow space: no simultaneity)
     assert values_of(state, state.discard) == [2, 3, 4]
-    assert hand(state, 1) == sorted([5, 6, 7, 8, 9, 10] + TOP_S2[:3])
+    assert hand(state, 1) == sorted([5, 6, 7, 8, 9, 10, *TOP_S2[:3]])
     assert state.replaced[1] == 3
     # player_0 may now replace 0, 1, 2 or 3 cards: exactly three set-asides are offered
     assert state.to_act == 0 and state.phase is Phase.REPLACE
@@ -152,7 +161,7 @@ def test_R4_2_arrow_player_replaces_first_then_opponent_at_most_as_many():
     assert names(state) == {"replace: stop"}, "the cap of 3 is reached"
     act(state, "replace: stop")
     assert state.phase is Phase.DUEL
-    assert hand(state, 0) == sorted([4, 5, 6, 7, 8, 9] + TOP_S2[3:6])
+    assert hand(state, 0) == sorted([4, 5, 6, 7, 8, 9, *TOP_S2[3:6]])
     assert state.replaced == [3, 3]
     assert [state.hand_size(p) for p in (0, 1)] == [9, 9]  # R4.4
 
@@ -437,7 +446,7 @@ def test_R5_7_trick_cards_discarded_and_play_continues_until_one_card_each():
                            attack=[7, 8, 9], discard=discard)
     act(state, "answer: defend with 9", "answer: defend with 8", "answer: sacrifice")
     # all six trick cards face up, the table empty, two cards each: attacks continue
-    assert values_of(state, state.discard) == sorted(discard + [7, 8, 9, 9, 8, 3])
+    assert values_of(state, state.discard) == sorted([*discard, 7, 8, 9, 9, 8, 3])
     assert state.attack == [] and state.answers == []
     assert state.phase is Phase.ATTACK and state.attacker == 0
     assert [state.hand_size(p) for p in (0, 1)] == [3, 3]
@@ -616,7 +625,7 @@ def test_R1_3_arrow_policies_decide_who_replaces_first(policy, arrows, first_at)
         p0, p1 = [1, 2, 3, 4], [5, 6, 7, 8]
         state = setup_position((p0, p1), config=cfg, space=space, seed=space)
         assert state.arrow == first
-        act(state, "replace: discard a %d" % (1 if state.to_act == 0 else 5), "replace: stop")
+        act(state, f"replace: discard a {1 if state.to_act == 0 else 5}", "replace: stop")
         if first is None:
             # simultaneous: player_0 then player_1 choose, nothing revealed in between
             assert state.to_act == 1 and state.replaced == [None, None] and sum(state.discard) == 0

@@ -18,7 +18,7 @@ from tacocat.train.policy import ExportedPolicy, run_policy
 from tacocat.train.run_dir import RunDirError
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "tacocat" / "train" / "configs" / "smoke.yaml"
+SMOKE = ROOT / "tests" / "support" / "configs" / "smoke.yaml"
 
 
 class CountingTrainer:

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from tacocat.train.config import load_experiment
 from tacocat.train.loop import train
 
-SMOKE = Path(__file__).resolve().parents[1] / "tacocat" / "train" / "configs" / "smoke.yaml"
+SMOKE = Path(__file__).resolve().parents[1] / "tests" / "support" / "configs" / "smoke.yaml"
 
 
 @pytest.mark.parametrize("name", ["../x", "/tmp/x", "a/b", "a,b", ".hidden", "", "x" * 101])

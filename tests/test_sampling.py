@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 jax = pytest.importorskip("jax")
-import jax.numpy as jnp  # noqa: E402
-from scipy import stats  # noqa: E402
+import jax.numpy as jnp  # noqa: E402 (after importorskip)
+from scipy import stats  # noqa: E402 (after importorskip)
 
-from tacocat.game.batch import xla  # noqa: E402
-from tacocat.game.batch.rollout import pick_by_logits, policy_actions  # noqa: E402
+from tacocat.game.batch import xla  # noqa: E402 (after importorskip)
+from tacocat.game.batch.rollout import pick_by_logits, policy_actions  # noqa: E402 (after importorskip)
 
 N_ACTIONS = 121  # the default rules' action count
 DRAWS = 200_000

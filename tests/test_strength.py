@@ -8,7 +8,8 @@ simulations: 0.468 [0.423, 0.512] over 200 deal pairs, see the budget curve in
 docs/BENCHMARKS.md), so a cheaper search would test the wrong agent. Since the counter was
 strengthened, the search agent is only about 0.05 above it (0.570 [0.527, 0.613] over 200 deal
 pairs in docs/BENCHMARKS.md; 0.539 [0.509, 0.569] over 400 pairs of this file's seed, 0.533
-[0.487, 0.578] over its first 200), which takes several hundred deal pairs (minutes) to resolve; so the search rung is checked here against
+[0.487, 0.578] over its first 200), which takes several hundred deal pairs (minutes) to resolve; so
+the search rung is checked here against
 the counter's previous version (`PREVIOUS_COUNTER`, 0.642 [0.556, 0.728] over these 60 pairs),
 which still catches a search that plays like a weak heuristic or at random. An agent that plays random
 legal moves in place of any rung fails its check: the tests below show that the check can
@@ -20,8 +21,8 @@ from __future__ import annotations
 
 import pytest
 
-from tacocat.evaluation.matches import MatchResult, match
 from tacocat.agents.heuristic import PREVIOUS_COUNTER
+from tacocat.evaluation.matches import MatchResult, match
 
 DEAL_PAIRS = 200
 SEED = 13

@@ -31,7 +31,6 @@ from tacocat.agents.registry import AgentSpecError, make_agent
 from tacocat.analysis.agent_tables import agent_policy, draw_generator, observations, states_at
 from tacocat.agents.trained import ModelFileError
 from preset_trees import preset_tree
-from tacocat.game.engine import Phase
 from tacocat.analysis.best_response import combine
 from tacocat.analysis.tabular import to_policy_table
 from tacocat.analysis.tree import GameTree
@@ -39,6 +38,7 @@ from tacocat.game.observation import ObservationLayout, encode
 from tacocat.game.openspiel import load_game
 from tacocat.game.presets import preset_config
 from tacocat.game.ruleset import compile_rules
+from tacocat.game.state import Phase
 
 LADDER = ("highcard", "planner", "counter")
 
@@ -129,7 +129,7 @@ def representative_inputs(t: GameTree) -> list[AgentInput]:
     for node, state in states_at(t, t.infoset_node):
         i = int(t.infoset[node])
         inputs[i] = AgentInput.from_state(state.engine, int(t.infoset_player[i]))
-    return inputs  # type: ignore[return-value]
+    return inputs  # type: ignore[return-value]  # every entry is filled
 
 
 # ---------------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ import pytest
 from tacocat.evaluation.matches import match
 from tacocat.evaluation.tournament import tournament
 
-
 AGENTS = ["random", "test-first", "test-last"]
 
 
@@ -23,7 +22,7 @@ def result(tmp_path_factory):
 
 
 def test_outputs_are_written(result):
-    res, out = result
+    _, out = result
     for name in ("results.json", "matrix.csv", "ratings.csv", "tournament.md", "heatmap.png", "ratings.png"):
         assert (out / name).stat().st_size > 0, name
     for image in ("heatmap.png", "ratings.png"):
@@ -45,7 +44,7 @@ def test_matrix_and_matches_agree(result):
     assert np.all(np.isnan(np.diag(m)))
     off = ~np.eye(3, dtype=bool)
     np.testing.assert_allclose((m + m.T)[off], 1.0)
-    for (i, j), mr in zip([(0, 1), (0, 2), (1, 2)], res.matches):
+    for (i, j), mr in zip([(0, 1), (0, 2), (1, 2)], res.matches, strict=True):
         assert (mr.agent_a, mr.agent_b) == (AGENTS[i], AGENTS[j])
         assert m[i, j] == pytest.approx(mr.win_rate_a)
     # a tournament pairing is the same duplicate match as a stand-alone one

@@ -29,7 +29,7 @@ from tacocat.train.sb3.config import SB3Experiment
 from tacocat.game.errors import IllegalActionError
 
 ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ROOT / "tacocat" / "train" / "configs" / "smoke.yaml"
+SMOKE = ROOT / "tests" / "support" / "configs" / "smoke.yaml"
 POOL = [("random", 1.0), ("highcard", 1.0)]
 
 
@@ -263,7 +263,8 @@ def test_resume_after_kill_continues_from_the_last_checkpoint(tmp_path):
         assert json.loads(archive.read("tacocat.json"))["timesteps"] == total
 
 
-@pytest.mark.parametrize("path", [p for p in sorted((ROOT / "tacocat" / "train" / "configs").glob("*.yaml"))
+@pytest.mark.parametrize("path", [p for p in [*sorted((ROOT / "tacocat" / "train" / "configs").glob("*.yaml")),
+                                                *sorted(SMOKE.parent.glob("*.yaml"))]  # and the tests' smoke configs
                                   if not p.name.startswith("tune_")], ids=lambda p: p.stem)  # tune files: test_tune
 def test_shipped_configs_are_valid(path):
     config = load_experiment(path)
@@ -369,7 +370,7 @@ def test_the_single_agent_view_is_registered_with_gymnasium():
     obs, info = env.reset(seed=3)
     assert env.observation_space.contains(obs) and info["seat"] == 1
     mask = env.unwrapped.action_masks()
-    obs, reward, terminated, truncated, info = env.step(int(np.flatnonzero(mask)[0]))
+    obs, _, _, _, info = env.step(int(np.flatnonzero(mask)[0]))
     assert env.observation_space.contains(obs)
     assert gymnasium.spec("Tacocat-v0").kwargs["opponents"] == [("counter", 1.0)]
 

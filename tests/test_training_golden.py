@@ -1,11 +1,11 @@
-"""Golden training runs (benchmarks/training_goldens.py): short fixed-seed runs of the league
+"""Golden training runs (tests/support/training_goldens.py): short fixed-seed runs of the league
 and SB3 backends reproduce what tests/data/training_golden.json records of them on any
 machine: the evaluation win rates and game counts exactly, the weights' norms and the
 per-iteration losses within a float tolerance. A refactor of the trainers or the run loop that
 changes what they train fails here; a deliberate change is re-recorded with
-`python -m benchmarks.training_goldens --record` and its diff explained in the commit.
+`python tests/support/training_goldens.py --record` and its diff explained in the commit.
 (`league_main_3_iterations`, main.yaml's league for 3 iterations, takes a minute: run it with
-`python -m benchmarks.training_goldens --only league_main_3_iterations`.)
+`python tests/support/training_goldens.py --only league_main_3_iterations`.)
 
 Bit-for-bit determinism is tested where it holds, on the machine running the tests: the league
 run again in this process gives the same weights and losses to the last bit. (SB3's:
@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from benchmarks import training_goldens
-from benchmarks.training_goldens import bits, differences, fingerprint
+from support import training_goldens
+from support.training_goldens import bits, differences, fingerprint
 
 RECORDED = json.loads(training_goldens.PATH.read_text())
 
@@ -79,7 +79,7 @@ def test_one_ulp_of_one_weight_or_one_digit_of_one_loss_changes_the_bits(tmp_pat
     weight = arrays["layer_0_weight"].copy()
     weight[1, 2] = np.nextafter(weight[1, 2], np.float32(np.inf))
     moved = bits(run_dir("ulp", {**arrays, "layer_0_weight": weight}, losses))
-    assert [a == b for a, b in zip(moved["weights_sha256"], first["weights_sha256"])] == [True, False]  # sorted names
+    assert [a == b for a, b in zip(moved["weights_sha256"], first["weights_sha256"], strict=True)] == [True, False]  # sorted names
     assert bits(run_dir("digit", arrays, {**losses, "entropy": "1.4000001"}))["progress_losses"] != first["progress_losses"]
 
 
@@ -91,7 +91,7 @@ def test_every_golden_run_is_recorded_with_its_portable_part_only() -> None:
 
 
 def _scale_weight(found: dict[str, Any]) -> None:
-    """As a learning rate 1e-4 higher moves the norms (benchmarks/training_goldens.py)."""
+    """As a learning rate 1e-4 higher moves the norms (tests/support/training_goldens.py)."""
     found["weights"][0][1] *= 1 + 1e-4
 
 
@@ -123,7 +123,7 @@ def test_a_changed_run_is_told_apart(change: Callable[[dict[str, Any]], None], f
 @pytest.mark.parametrize("name", ["league_smoke", "sb3_smoke"])
 def test_another_machines_rounding_is_the_same_run(name: str) -> None:
     """Every weight norm, sum and loss moved a little more than the most measured between two
-    machines (benchmarks/training_goldens.py) still reproduces the record."""
+    machines (tests/support/training_goldens.py) still reproduces the record."""
     record = RECORDED[name]
     found = copy.deepcopy(record)
     for w in found["weights"]:

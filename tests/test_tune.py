@@ -29,7 +29,7 @@ from tacocat.train.tune.config import PER_TRIAL_FIELDS, HyperbandPrunerConfig, M
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "tacocat" / "train" / "configs"
-SMOKE = CONFIGS / "smoke.yaml"
+SMOKE = ROOT / "tests" / "support" / "configs" / "smoke.yaml"
 
 # two rollouts of 2 envs x 128 steps, an evaluation after each
 TINY_TRIAL = {
@@ -86,9 +86,9 @@ def test_bad_search_space_is_rejected_naming_the_field(tmp_path, space, field, w
 def test_bad_tune_keys_name_the_key(tmp_path):
     with pytest.raises(ValueError, match="pruner"):
         load_tune(write_tune(tmp_path, pruner={"kind": "percentile"}))
-    with pytest.raises(ValueError, match="sampler.n_startup"):
+    with pytest.raises(ValueError, match=r"sampler.n_startup"):
         load_tune(write_tune(tmp_path, sampler={"n_startup": 3}))
-    with pytest.raises(ValueError, match="trial overrides.*total_timesteps"):
+    with pytest.raises(ValueError, match=r"trial overrides.*total_timesteps"):
         load_tune(write_tune(tmp_path, trial={"total_timesteps": 0}))
 
 
@@ -146,13 +146,13 @@ def test_three_processes_creating_one_new_sqlite_study_at_once_all_share_it(tmp_
         setups = [load_tune(f) for f in files]
         for r, setup in enumerate(setups):
             (sync / f"ready{r}_{me}").touch()
-            while len(list(sync.glob(f"ready{r}_*"))) < %d:
+            while len(list(sync.glob(f"ready{r}_*"))) < PROCESSES:
                 time.sleep(0.001)
             try:
                 print(r, open_study(setup)._study_id, flush=True)
             except ValueError as err:
                 print(r, "failed:", err, flush=True)
-    """ % processes)
+    """).replace("PROCESSES", str(processes))
     sync = tmp_path / "sync"
     sync.mkdir()
     procs = [subprocess.Popen([sys.executable, "-c", child, str(k), str(sync), *map(str, files)], cwd=ROOT,
@@ -394,7 +394,7 @@ def test_two_workers_share_one_study(tmp_path):
 # ---------------------------------------------------------------------------------------
 # any backend: a study on the default one, the league
 # ---------------------------------------------------------------------------------------
-LEAGUE_SMOKE = CONFIGS / "league_smoke.yaml"
+LEAGUE_SMOKE = ROOT / "tests" / "support" / "configs" / "league_smoke.yaml"
 LEAGUE_TRIAL = {"total_timesteps": 512, "eval.every": 256, "eval.deal_pairs": 2, "eval.opponents": ["random"],
                 "checkpoint_every": 256}
 #: the entropy weight, not the learning rate: it is an argument of the compiled iteration, so the
@@ -412,7 +412,7 @@ def test_a_league_study_tunes_the_default_backend(tmp_path):
     study = run_study(setup, trials=2, progress=False)
     assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 2
     runs = [Path(t.user_attrs["run_dir"]) for t in study.trials]
-    for trial, run_dir in zip(study.trials, runs):
+    for trial, run_dir in zip(study.trials, runs, strict=True):
         config = load_experiment(run_dir / "config.yaml")
         assert config.backend == "league" and config.total_timesteps == 512
         assert config.league.pfsp_power == trial.params["league.pfsp_power"]

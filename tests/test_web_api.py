@@ -14,18 +14,18 @@ import numpy as np
 import pytest
 
 pytest.importorskip("starlette", reason="the web extra is not installed (pip install -e '.[web]')")
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from tacocat.evaluation.arena import play_game  # noqa: E402
-from tacocat.agents.registry import make_agent  # noqa: E402
-from tacocat.evaluation.game_files import game_to_dict, replay_game  # noqa: E402
-from conftest import resample_hidden  # noqa: E402
-from tacocat.game.engine import Phase  # noqa: E402
-from tacocat.game.presets import preset_config  # noqa: E402
-from tacocat.game.view import player_view  # noqa: E402
-from tacocat.web import server  # noqa: E402
-from tacocat.web.app import MAX_BODY, MAX_FILE_BODY, create_app  # noqa: E402
-from tacocat.web.games import GameStore, PlayGame  # noqa: E402
+from tacocat.evaluation.arena import play_game
+from tacocat.agents.registry import make_agent
+from tacocat.evaluation.game_files import game_to_dict, replay_game
+from conftest import resample_hidden
+from tacocat.game.presets import preset_config
+from tacocat.game.state import Phase
+from tacocat.game.view import player_view
+from tacocat.web import server
+from tacocat.web.app import MAX_BODY, MAX_FILE_BODY, create_app
+from tacocat.web.games import GameStore, PlayGame
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -131,7 +131,8 @@ def test_the_table_and_the_words_are_the_players_view(client):
     data = _play(client, opponent="random", seat=1, seed=5)
     game = _store(client).get(data["game"])
     view = player_view(game.state, 1)
-    from tacocat.game.render import describe_event, render_svg, render_view
+    from tacocat.game.render.svg import render_svg
+    from tacocat.game.render.text import describe_event, render_view
 
     assert data["text"] == render_view(view)
     assert data["svg"] == render_svg(view, names=("random", "you"))
@@ -251,7 +252,7 @@ def test_a_replay_can_be_scrubbed_back_and_forth(client):
         frame = _ok(client.get(f"/api/games/{game_id}/frames/{step}"))
         assert frame["step"] == step
         if step:
-            player, action, name = game["actions"][step - 1]
+            player, _, name = game["actions"][step - 1]
             assert frame["last"] == f"player_{player} ({game['agents'][player]}): {name}"
     end = _ok(client.get(f"/api/games/{game_id}/frames/{steps}"))
     assert end["over"] and end["winner"] == final.winner == game["winner"]
@@ -300,13 +301,22 @@ def test_a_malformed_or_oversized_move_is_refused_and_changes_nothing(client, ga
     assert client.get(path).content == before
 
 
+def test_a_body_with_many_problems_is_refused_in_one_bounded_line(client, game):
+    """Every field wrong, and a thousand unknown ones: the first five problems named, the rest counted."""
+    body = {"action": "x", "version": -1, **{f"extra_{i}": i for i in range(1000)}}
+    message = _refused(client.post(f"/api/games/{game['game']}/move", json=body), 400,
+                       "invalid MoveRequest: action: Input should be a valid integer; version:", "and 997 more")
+    assert message.count(";") == 5 and len(message) < 400
+
+
 def test_illegal_and_stale_moves_are_refused_and_change_nothing(client, game):
     path = f"/api/games/{game['game']}"
     before = client.get(path).content
     legal = {m["action"] for m in game["moves"]}
     illegal = next(a for a in range(100) if a not in legal)
     _refused(client.post(f"{path}/move", json={"action": illegal, "version": 0}), 400, "illegal move", "legal moves")
-    _refused(client.post(f"{path}/move", json={"action": 5000, "version": 0}), 400, "not an action of these rules")
+    _refused(client.post(f"{path}/move", json={"action": 5000, "version": 0}), 400, "not an action of these rules",
+             "legal moves")
     _refused(client.post(f"{path}/move", json={"action": _first_move(game), "version": 1}), 409, "stale")
     assert client.get(path).content == before
     moved = _ok(client.post(f"{path}/move", json={"action": _first_move(game), "version": 0}))

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tacocat.evaluation.arena import play_game
 from tacocat.agents.registry import make_agent
+from tacocat.evaluation.arena import play_game
 from tacocat.evaluation.game_files import game_to_dict, replay_game
 from tacocat.game.config import RulesConfig
 from tacocat.game.presets import preset_config

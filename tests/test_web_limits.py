@@ -17,17 +17,18 @@ import numpy as np
 import pytest
 
 pytest.importorskip("starlette", reason="the web extra is not installed (pip install -e '.[web]')")
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from tacocat.evaluation.game_files import replay_game  # noqa: E402
-from tacocat.game.config import RulesConfig  # noqa: E402
-from tacocat.game.engine import apply_action, legal_actions, new_game  # noqa: E402
-from tacocat.game.render import describe_event, render_svg, render_text  # noqa: E402
-from tacocat.web.app import create_app  # noqa: E402
-from tacocat.web.games import CHECKPOINT_EVERY, IDLE_S, GameStore, PlayGame, Rules  # noqa: E402
-from tacocat.web.server import BackgroundServer  # noqa: E402
-from tacocat.web.specs import ServedAgents  # noqa: E402
-from tacocat.web.work import Budget, Limits  # noqa: E402
+from tacocat.evaluation.game_files import replay_game
+from tacocat.game.config import RulesConfig
+from tacocat.game.engine import apply_action, legal_actions, new_game
+from tacocat.game.render.svg import render_svg
+from tacocat.game.render.text import describe_event, render_text
+from tacocat.web.app import create_app
+from tacocat.web.games import CHECKPOINT_EVERY, IDLE_S, GameStore, PlayGame, Rules
+from tacocat.web.server import BackgroundServer
+from tacocat.web.specs import ServedAgents
+from tacocat.web.work import Budget, Limits
 
 #: the slowest search served: it searches its replace decisions too, the person's first move's replies
 SLOW = "search:simulations=1000,search_replace=true"
@@ -242,7 +243,7 @@ def test_fifty_slow_moves_pending_do_not_hold_up_a_new_game(capsys):
               f"median {sorted(latencies)[2] * 1000:.0f} ms, at most {max(latencies) * 1000:.0f} ms")
     assert statuses == {200} and max(latencies) < 1.0, latencies
     assert len(answers) == 50 and {s for s, _ in answers} <= {200, 503}
-    for (status, body), data in zip(answers, games):
+    for status, body in answers:
         if status == 503:
             assert "nothing was changed" in body["error"]
     assert all(app.state.games.get(d["game"]).version in (0, 1) for d in games)

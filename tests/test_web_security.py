@@ -13,16 +13,16 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("starlette", reason="the web extra is not installed (pip install -e '.[web]')")
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from tacocat.evaluation.arena import play_game  # noqa: E402
-from tacocat.agents.mlp_agent import CHAMPION  # noqa: E402
-from tacocat.agents.registry import make_agent  # noqa: E402
-from tacocat.evaluation.game_files import game_to_dict  # noqa: E402
-from tacocat.game.presets import preset_config  # noqa: E402
-from tacocat.web import server  # noqa: E402
-from tacocat.web.app import SECURITY_HEADERS, create_app  # noqa: E402
-from tacocat.web.specs import PATH_REFUSED, ServedAgents  # noqa: E402
+from tacocat.agents.mlp_agent import CHAMPION
+from tacocat.agents.registry import make_agent
+from tacocat.evaluation.arena import play_game
+from tacocat.evaluation.game_files import game_to_dict
+from tacocat.game.presets import preset_config
+from tacocat.web import server
+from tacocat.web.app import SECURITY_HEADERS, create_app
+from tacocat.web.specs import PATH_REFUSED, ServedAgents
 
 
 def _refused(response, status: int, *words: str) -> str:
@@ -134,7 +134,7 @@ def test_the_default_folders_are_the_champions_and_runs(tmp_path, monkeypatch):
 
 
 def test_serve_takes_only_folders_for_policies(tmp_path):
-    with pytest.raises(ValueError, match="--policies .*: not a folder"):
+    with pytest.raises(ValueError, match=r"--policies .*: not a folder"):
         server.served_agents([tmp_path / "missing"])
     assert server.served_agents([tmp_path]).folders == (tmp_path.resolve(),)
 

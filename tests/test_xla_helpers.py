@@ -17,15 +17,15 @@ import pytest
 
 jax = pytest.importorskip("jax")
 pytest.importorskip("pgx")
-import jax.numpy as jnp  # noqa: E402
+import jax.numpy as jnp  # noqa: E402 (after importorskip)
 
-from tacocat.agents.heuristic_jax import make_heuristic  # noqa: E402
-from tacocat import RulesConfig  # noqa: E402
-from tacocat.game.batch import TacocatBatch, xla  # noqa: E402
-from tacocat.game.batch.rollout import random_legal_actions  # noqa: E402
-from tacocat.game.batch.verify import FAST_COMPILE  # noqa: E402
-from tacocat.game.observation import ObservationLayout  # noqa: E402
-from tacocat.game.ruleset import compile_rules  # noqa: E402
+from tacocat.agents.heuristic_jax import make_heuristic  # noqa: E402 (after importorskip)
+from tacocat import RulesConfig  # noqa: E402 (after importorskip)
+from tacocat.game.batch import TacocatBatch, xla  # noqa: E402 (after importorskip)
+from tacocat.game.batch.rollout import random_legal_actions  # noqa: E402 (after importorskip)
+from support.lockstep import FAST_COMPILE  # noqa: E402 (after importorskip)
+from tacocat.game.observation import ObservationLayout  # noqa: E402 (after importorskip)
+from tacocat.game.ruleset import compile_rules  # noqa: E402 (after importorskip)
 
 
 def both_forms(helper: xla.TwoForms, *args, in_axes=None):
@@ -43,7 +43,7 @@ def assert_same(cpu, plain) -> None:
     cpu_leaves, cpu_tree = jax.tree.flatten(cpu)
     plain_leaves, plain_tree = jax.tree.flatten(plain)
     assert cpu_tree == plain_tree
-    for a, b in zip(cpu_leaves, plain_leaves):
+    for a, b in zip(cpu_leaves, plain_leaves, strict=True):
         a, b = np.asarray(a), np.asarray(b)
         assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, b.dtype, a.shape, b.shape)
         assert a.tobytes() == b.tobytes(), (a, b)
@@ -53,7 +53,7 @@ def assert_forms_agree(helper: xla.TwoForms, *args, in_axes=0) -> None:
     """The forms agree under `jit(vmap)` over the batch, and on its first row under `jit`."""
     assert_same(*both_forms(helper, *args, in_axes=in_axes))
     axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
-    row = [a if ax is None else jax.tree.map(lambda x: x[0], a) for a, ax in zip(args, axes)]
+    row = [a if ax is None else jax.tree.map(lambda x: x[0], a) for a, ax in zip(args, axes, strict=True)]
     assert_same(*both_forms(helper, *row))
 
 
@@ -108,9 +108,8 @@ def test_using_forms_retraces_and_restores():
             np.testing.assert_array_equal(fn(x), [6, 22, 38])
     assert texts["cpu"] != texts["plain"] and "reduce" in texts["plain"]
     assert xla.cpu_forms() == default
-    with pytest.raises(ValueError, match="expected one of"):
-        with xla.using_forms("gpu"):
-            pass
+    with pytest.raises(ValueError, match="expected one of"), xla.using_forms("gpu"):
+        pass
 
 
 def test_the_comparison_catches_a_wrong_plain_form():
@@ -240,12 +239,12 @@ def test_count_and_find(n: int):
     for batched in (True, False):  # (batch, N) in one call, and one row at a time under vmap
         results = []
         for form in (xla.count_and_find.cpu_form, xla.count_and_find.plain_form):
-            fn = lambda m, k, form=form: count_and_kth(m, k, form)  # noqa: E731
+            fn = lambda m, k, form=form: count_and_kth(m, k, form)  # noqa: E731 (binds form per case)
             results.append(jax.device_get(jax.jit(fn if batched else jax.vmap(fn))(mask, k)))
         assert_same(*results)
     count, index = results[0]
     assert np.array_equal(count, mask.sum(axis=1)) and mask[np.arange(256), index].all()
-    expected = [np.flatnonzero(row)[j] for row, j in zip(mask, k)]
+    expected = [np.flatnonzero(row)[j] for row, j in zip(mask, k, strict=True)]
     assert np.array_equal(index, expected)
 
 

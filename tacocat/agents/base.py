@@ -13,8 +13,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from tacocat.game.engine import GameState
 from tacocat.game.observation import encode_view, legal_mask
+from tacocat.game.state import GameState
 from tacocat.game.view import PlayerView, player_view
 
 
@@ -27,7 +27,7 @@ class AgentInput:
     opponent's cards, the draw pile or the game's generator (tests/test_agent_isolation.py).
     """
 
-    __slots__ = ("view", "_observation", "_mask")
+    __slots__ = ("_mask", "_observation", "view")
 
     def __init__(self, view: PlayerView, observation: np.ndarray | None = None) -> None:
         self.view = view
@@ -63,6 +63,9 @@ class Agent(ABC):
     name: ClassVar[str] = ""
     #: constructor parameters that code may pass but an agent spec may not (e.g. a live model)
     internal_params: ClassVar[frozenset[str]] = frozenset()
+    #: the spec `tacocat.agents.registry.make_agent` built it from (parameters included); None
+    #: for an agent constructed directly
+    spec: str | None = None
 
     def __init__(self) -> None:
         self.rng = np.random.default_rng(0)

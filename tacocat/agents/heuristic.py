@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tacocat.agents.base import Agent, AgentInput
-from tacocat.game.engine import Phase
 from tacocat.game.ruleset import Ruleset
+from tacocat.game.state import Phase
 from tacocat.game.view import PlayerView, sample_opponent_hands
 
 
@@ -46,7 +46,7 @@ def next_replacement(rules: Ruleset, hand: Sequence[int], aside: Sequence[int], 
                      plan: Callable[[list[int]], list[int]]) -> int:
     """The next replace action (R4.3, one card per action): set aside the first card of
     `plan(hand as dealt)` that is not set aside yet while the cap allows, else stop."""
-    todo = plan([h + a for h, a in zip(hand, aside)])
+    todo = plan([h + a for h, a in zip(hand, aside, strict=True)])
     for v, n in enumerate(aside):  # cards already set aside
         for _ in range(n):
             if v in todo:
@@ -149,13 +149,15 @@ class HeuristicAgent(Agent):
 
 
 class HighCardAgent(HeuristicAgent):
-    """Weak rung: never replaces, duels and attacks with its highest single card, defends with the smallest card that holds."""
+    """Weak rung: never replaces, duels and attacks with its highest single card, defends with the
+    smallest card that holds."""
 
     name = "highcard"
 
 
 class PlannerAgent(HeuristicAgent):
-    """Hand planner: keeps a low keeper and high cards, replaces the middle, unloads wide attacks, never wastes the keeper.
+    """Hand planner: keeps a low keeper and high cards, replaces the middle, unloads wide attacks,
+    never wastes the keeper.
 
     `sacrifice_rate` (default 0): the probability of sacrificing by choice when a card could
     defend (R5.5 allows it whenever the lowest card is below the attack card). Such an opponent
@@ -219,7 +221,8 @@ class CounterRules:
 
 
 class CardCounterAgent(PlannerAgent):
-    """Card counter: duels cheap but keeps low reserves, redraws a weak keeper, and weighs wide attacks by how often the opponent's possible hands (sampled from unseen cards) must sacrifice.
+    """Card counter: duels cheap but keeps low reserves, redraws a weak keeper, and weighs wide
+    attacks by how often the opponent's possible hands (sampled from unseen cards) must sacrifice.
 
     `duel_from` (default 3): duel with the lowest spare card at or above this value index
     (`cheapest_duel_card`); `replace_keeper_from` (default 4): also replace the keeper when its

@@ -34,7 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from tacocat.agents.heuristic import CardCounterAgent
+from tacocat.agents.heuristic import CardCounterAgent, PlannerAgent
 from tacocat.agents.jax_ports import PORTED, NotPortedError, check_ported
 from tacocat.game.actions import MoveKind
 from tacocat.game.batch import xla
@@ -59,7 +59,9 @@ def make_heuristic(spec: str, rules: Ruleset | RulesConfig) -> Policy:
                              "JAX form")
     if name == "highcard":
         return _build(rules, planner=False, keep_from=0)
-    return _build(rules, planner=True, keep_from=agent.keep_from, counter=agent if name == "counter" else None)
+    assert isinstance(agent, PlannerAgent)  # planner, or counter (a PlannerAgent too)
+    return _build(rules, planner=True, keep_from=agent.keep_from,
+                  counter=agent if isinstance(agent, CardCounterAgent) else None)
 
 
 def failed_answer_floor(rules: Ruleset | RulesConfig) -> Callable[..., jax.Array]:
@@ -238,7 +240,6 @@ def attack_sacrifices(rules: Ruleset) -> Callable[[jax.Array, jax.Array], jax.Ar
         if move.kind.is_attack:
             cards[a, :len(move.cards)] = move.cards
     cards_j = jnp.asarray(cards)
-    values = jnp.arange(n_values)
 
     def count(hands: jax.Array, actions: jax.Array) -> jax.Array:
         # one (H, K) array per value: the searches over values are `xla.first_where` (on
@@ -248,9 +249,9 @@ def attack_sacrifices(rules: Ruleset) -> Callable[[jax.Array, jax.Array], jax.Ar
         forced = jnp.zeros(hand[0].shape, jnp.int32)
         for i in range(longest):
             target = targets[None, :, i]  # (1, K)
-            keeper = xla.first_where(lambda v: hand[v] > 0, n_values, jnp.full(hand[0].shape, n_values, jnp.int32))
+            keeper = xla.first_where(lambda v: hand[v] > 0, n_values, jnp.full(hand[0].shape, n_values, jnp.int32))  # noqa: B023 (first_where calls it at once)
             # the smallest card >= target that is not the keeper, else the keeper
-            card = xla.first_where(lambda v: (v >= target) & (hand[v] > 0) & ((keeper != v) | (hand[v] > 1)),
+            card = xla.first_where(lambda v: (v >= target) & (hand[v] > 0) & ((keeper != v) | (hand[v] > 1)),  # noqa: B023 (called at once)
                                    n_values, keeper)
             valid = target >= 0
             forced += (valid & (card == keeper) & (keeper < target)).astype(jnp.int32)

@@ -37,7 +37,7 @@ class RoundRolloutEvaluator(mcts.RandomRolloutEvaluator):
                 working.engine.rounds_played > start and not working.is_chance_node()
             ):
                 if working.is_chance_node():
-                    actions, probs = zip(*working.chance_outcomes())
+                    actions, probs = zip(*working.chance_outcomes(), strict=True)
                     working.apply_action(int(self._random_state.choice(actions, p=probs)))
                 else:
                     working.apply_action(int(self._random_state.choice(working.legal_actions())))

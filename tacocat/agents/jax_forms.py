@@ -24,12 +24,11 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 
+from tacocat.agents.heuristic_jax import Policy, make_heuristic
+from tacocat.agents.jax_ports import POLICY_FILE_AGENTS, PORTED, check_ported
 from tacocat.agents.policy_file import Layers
 from tacocat.agents.registry import parse_spec
-from tacocat.agents.heuristic_jax import Policy, make_heuristic
-from tacocat.agents.jax_ports import PORTED, POLICY_FILE_AGENTS, check_ported
 from tacocat.game.config import RulesConfig
-
 
 ACTIVATIONS = {"tanh": jnp.tanh, "relu": jax.nn.relu}
 #: the logit of an illegal action: finite, so that entropy and log-probabilities stay finite
@@ -43,7 +42,7 @@ def make_opponent(spec: str, rules: RulesConfig) -> Policy:
         return make_heuristic(spec, rules)
     if name == "random":
         return random_policy
-    return file_policy(agent.layers, agent.meta["activation"], agent.deterministic)  # type: ignore[attr-defined]
+    return file_policy(agent.layers, agent.meta["activation"], agent.deterministic)  # type: ignore[attr-defined]  # a policy-file agent (MLPPolicyAgent)
 
 
 def random_policy(observation: jax.Array, legal_action_mask: jax.Array, key: jax.Array,
@@ -91,4 +90,4 @@ def opponent_digest(spec: str) -> str:
     if name not in POLICY_FILE_AGENTS:
         return ""
     _, agent = check_ported(spec)
-    return hashlib.sha256(Path(agent.path).read_bytes()).hexdigest()  # type: ignore[attr-defined]
+    return hashlib.sha256(Path(agent.path).read_bytes()).hexdigest()  # type: ignore[attr-defined]  # a policy-file agent (MLPPolicyAgent)

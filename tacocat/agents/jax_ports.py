@@ -59,7 +59,7 @@ def check_ported(spec: str, rules: RulesConfig | None = None) -> tuple[str, Agen
     except ValueError as error:
         raise NotPortedError(str(error)) from None
     if rules is not None and name in POLICY_FILE_AGENTS:
-        check_policy_rules(agent, rules)  # type: ignore[arg-type]
+        check_policy_rules(agent, rules)  # type: ignore[arg-type]  # a policy-file agent (MLPPolicyAgent)
     return name, agent
 
 
@@ -119,7 +119,7 @@ def split_rows(n_envs: int, selfplay_weight: float, snapshot_weight: float, snap
     for i in sorted(range(len(parts)), key=lambda i: exact[i] - rows[i], reverse=True)[:n_envs - sum(rows)]:
         rows[i] += 1
     blocks, start = [], 0
-    for (kind, index, _), n in zip(parts, rows):
+    for (kind, index, _), n in zip(parts, rows, strict=True):
         if n == 0:
             raise ValueError(f"n_envs={n_envs} is too small for the league's mixture: the {kind} block "
                              f"{index} gets no game (raise n_envs or merge opponents)")

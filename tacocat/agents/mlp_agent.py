@@ -4,7 +4,7 @@
 `tacocat train` with `backend: rllib` or `backend: league` exports the learner's actor MLP as a
 policy file (`tacocat.agents.policy_file`: float32 `layer_i_weight` (out, in) and `layer_i_bias` arrays,
 JSON `metadata`) whose metadata names the algorithm that made it (`RLLIB_ALGORITHM`,
-`LEAGUE_ALGORITHM`). Loading goes through `tacocat.agents.policy_file.load_policy`, which never unpickles
+`LEAGUE_ALGORITHM`). Loading goes through `tacocat.agents.policy_file.load_policy_file`, which never unpickles
 and checks sizes, metadata, shapes and finiteness, so no code from the file ever runs; playing
 needs numpy only, not Ray, torch or JAX. `MLPPolicyAgent` is the one agent that plays such a file;
 the three specs are thin entries on it. A file made for another ruleset or observation size is
@@ -20,7 +20,7 @@ from typing import ClassVar
 import numpy as np
 
 from tacocat.agents.base import Agent, AgentInput
-from tacocat.agents.policy_file import PolicyFileError, load_policy, policy_logits
+from tacocat.agents.policy_file import PolicyFileError, load_policy_file, policy_logits
 
 #: the `algorithm` of the policy files each training backend exports
 LEAGUE_ALGORITHM = "league PPO (JAX)"
@@ -44,7 +44,7 @@ class MLPPolicyAgent(Agent):
             raise ValueError(f"{self.name or type(self).__name__} agent needs path=<policy.npz>")
         self.path = path
         self.deterministic = bool(deterministic)
-        self.layers, self.meta = load_policy(path)
+        self.layers, self.meta = load_policy_file(path)
         if self.algorithm is not None and self.meta["algorithm"] != self.algorithm:
             raise PolicyFileError(f"{path} was not made by the {self.backend} backend (algorithm "
                                   f"{self.meta['algorithm']!r})")

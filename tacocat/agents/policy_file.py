@@ -3,7 +3,7 @@ and `league`) and the `rllib`, `league` and `champion` agents play with numpy al
 
 A file is an `.npz` (a zip of `.npy` members): `layer_<i>_weight` (out, in) and
 `layer_<i>_bias` (out,) float32 arrays for i = 0 .. layers-1, and `metadata`, a uint8 array
-holding UTF-8 JSON (`PolicyMetadata`). `save_policy` writes it; `load_policy` is the one reader.
+holding UTF-8 JSON (`PolicyMetadata`). `save_policy` writes it; `load_policy_file` is the one reader.
 Policy files may come from anyone, so the reader trusts nothing in them (docs/SECURITY.md):
 
 * nothing is unpickled and no code from the file runs: each member is parsed as a `.npy`
@@ -67,7 +67,10 @@ Layers = list[tuple[np.ndarray, np.ndarray]]
 
 
 class PolicyFileError(ValueError):
-    """A policy file that cannot be used: missing, corrupt, too large, or made for other rules."""
+    """A trained policy's file that cannot be used: missing, corrupt, too large, or made for
+    other rules. Raised for a `tacocat-mlp-v1` file as such and, as its subclass
+    `tacocat.agents.trained.ModelFileError`, for an SB3 model file, so a caller that does not
+    know which kind of file it has catches this one error."""
 
 
 class PolicyMetadata(BaseModel):
@@ -86,7 +89,7 @@ class PolicyMetadata(BaseModel):
     timesteps: int = Field(ge=0)
 
 
-def load_policy(path: str | Path) -> tuple[Layers, dict[str, Any]]:
+def load_policy_file(path: str | Path) -> tuple[Layers, dict[str, Any]]:
     """The layers (weight (out, in), bias (out,), float64) and the metadata of a policy file,
     after every check above; PolicyFileError otherwise."""
     path = Path(path)
@@ -98,7 +101,7 @@ def load_policy(path: str | Path) -> tuple[Layers, dict[str, Any]]:
 
 def save_policy(path: Path, layers: Layers, *, activation: str, rules_config: Any,
                 algorithm: str, experiment: str, seed: int, timesteps: int) -> Path:
-    """Write an MLP actor in the format `load_policy` reads: float32 `layer_i_weight` (out, in)
+    """Write an MLP actor in the format `load_policy_file` reads: float32 `layer_i_weight` (out, in)
     and `layer_i_bias` arrays plus JSON metadata, checked as the reader checks them (so a
     diverged run's NaN weights are refused here), written to a temporary file then renamed."""
     from tacocat.game.observation import ObservationLayout

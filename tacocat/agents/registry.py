@@ -74,9 +74,10 @@ def _load_builtin() -> None:
 
 
 def list_agents() -> list[tuple[str, str]]:
-    """(name, one-line description) of every registered agent."""
+    """(name, one-line description) of every registered agent: the first paragraph of its
+    docstring, on one line."""
     _load_builtin()
-    return [(n, (inspect.getdoc(c) or "").splitlines()[0]) for n, c in sorted(_REGISTRY.items())]
+    return [(n, " ".join((inspect.getdoc(c) or "").split("\n\n")[0].split())) for n, c in sorted(_REGISTRY.items())]
 
 
 # ---------------------------------------------------------------------------------------

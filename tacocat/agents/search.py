@@ -40,7 +40,8 @@ from tacocat.agents.heuristic import (
     next_replacement,
     widest_attack,
 )
-from tacocat.game.engine import GameState, Phase, apply_action, legal_actions
+from tacocat.game.engine import apply_action, legal_actions
+from tacocat.game.state import GameState, Phase
 from tacocat.game.view import sample_state
 
 
@@ -70,7 +71,8 @@ def play_out_round(state: GameState, player: int, round_index: int) -> float:
 
 
 class SearchAgent(Agent):
-    """Determinized Monte Carlo search (PIMC): samples hidden cards consistent with the public history and rolls each move out to the end of the round."""
+    """Determinized Monte Carlo search (PIMC): samples hidden cards consistent with the public
+    history and rolls each move out to the end of the round."""
 
     name = "search"
 

@@ -15,6 +15,7 @@ loader for files from a trusted source that lack the architecture metadata.
 
 from __future__ import annotations
 
+import itertools
 import json
 import zipfile
 from pathlib import Path
@@ -24,7 +25,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, model_validator
 
 from tacocat.agents.base import Agent, AgentInput
-from tacocat.agents.policy_file import MAX_DIM, MAX_LAYERS, MAX_PARAMETERS
+from tacocat.agents.policy_file import MAX_DIM, MAX_LAYERS, MAX_PARAMETERS, PolicyFileError
 
 META_NAME = "tacocat.json"
 WEIGHTS_NAME = "policy.pth"
@@ -32,7 +33,7 @@ WEIGHTS_NAME = "policy.pth"
 MAX_MEMBER_BYTES = {META_NAME: 1 << 20, WEIGHTS_NAME: 1 << 31}
 
 
-class ModelFileError(ValueError):
+class ModelFileError(PolicyFileError):
     """A model file that cannot be used: missing, corrupt, unsafe, or made for other rules."""
 
 
@@ -59,7 +60,7 @@ class ModelMetadata(BaseModel):
         bound as a policy file's), checked before anything is allocated."""
         if self.policy is not None:
             sizes = [self.observation_size, *self.policy.net_arch]
-            hidden = sum((a + 1) * b for a, b in zip(sizes[:-1], sizes[1:]))
+            hidden = sum((a + 1) * b for a, b in itertools.pairwise(sizes))
             heads = (sizes[-1] + 1) * (self.n_actions + 1)  # the policy and value heads
             if 2 * hidden + heads > MAX_PARAMETERS:  # separate policy and value networks at most
                 raise ValueError(f"the network it describes has over {MAX_PARAMETERS:,} parameters")
@@ -162,8 +163,8 @@ def read_weights(path: str | Path, member: str = WEIGHTS_NAME) -> dict[str, Any]
     return weights
 
 
-def load_policy(path: str | Path, expected_hash: str | None = None, expected_obs: int | None = None,
-                trust_pickle: bool = False) -> Any:
+def load_model_file(path: str | Path, expected_hash: str | None = None, expected_obs: int | None = None,
+                    trust_pickle: bool = False) -> Any:
     """The policy network of a model file, after checking its metadata.
 
     Safe by default: only JSON and weights are read. `trust_pickle=True` uses SB3's loader,
@@ -211,7 +212,7 @@ class PPOAgent(Agent):
             raise ValueError(f"torch_threads must be >= 0, got {torch_threads}")
         self.path = path
         self.deterministic = deterministic
-        self.policy = model.policy if model is not None else load_policy(path, trust_pickle=trust_pickle)
+        self.policy = model.policy if model is not None else load_model_file(path, trust_pickle=trust_pickle)
         self._meta = read_metadata(path) if path else None
         self._checked = False
         if torch_threads > 0:  # evaluation workers: one thread each avoids oversubscription; a process-wide

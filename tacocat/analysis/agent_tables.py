@@ -40,9 +40,9 @@ from tacocat.agents.policy_file import PolicyFileError, policy_logits
 from tacocat.agents.random_agent import RandomAgent
 from tacocat.agents.registry import make_agent
 from tacocat.agents.trained import ModelFileError, PPOAgent
-from tacocat.game.config import RulesConfig
 from tacocat.analysis.tabular import to_tabular_policy
 from tacocat.analysis.tree import GameTree, enumerate_tree
+from tacocat.game.config import RulesConfig
 from tacocat.game.observation import ObservationLayout, encode
 from tacocat.game.ruleset import compile_rules
 
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     import pyspiel
 
     from tacocat.game.openspiel import TacocatState
+    from tacocat.game.state import GameState
 
 #: the agents played by a batched forward pass of their network
 NETWORK_AGENTS = (MLPPolicyAgent, PPOAgent)
@@ -143,24 +144,25 @@ def states_at(tree: GameTree, nodes: np.ndarray, progress: bool = False,
     bar.close()
 
 
-def _representatives(tree: GameTree, rows: np.ndarray, progress: bool, desc: str) -> Iterator[tuple[int, TacocatState]]:
-    """(information state, the state of its representative history) for each of `rows`."""
+def _representatives(tree: GameTree, rows: np.ndarray, progress: bool, desc: str) -> Iterator[tuple[int, GameState]]:
+    """(information state, the engine state of its representative history) for each of `rows`."""
     infoset_of = {int(tree.infoset_node[i]): int(i) for i in rows}
     for node, state in states_at(tree, tree.infoset_node[rows], progress, desc):
-        yield infoset_of[node], state
+        assert state.engine is not None  # a player's node: the first round is dealt
+        yield infoset_of[node], state.engine
 
 
 def _python_rows(tree: GameTree, agent: Agent, rows: np.ndarray, draws: range, progress: bool) -> np.ndarray:
     """The empirical distribution of the agent's moves over `draws` at each information state."""
     out = np.zeros((rows.size, tree.max_actions))
     position = {int(i): k for k, i in enumerate(rows)}
-    name = getattr(agent, "spec", agent.name)
+    name = agent.spec or agent.name
     for infoset, state in _representatives(tree, rows, progress, f"{name}: information states"):
         player, key = int(tree.infoset_player[infoset]), tree.infoset_keys[infoset]
         legal = tree.legal[infoset]
         for draw in draws:
             agent.reset(player, draw_generator(key, draw))
-            move = agent.act(AgentInput.from_state(state.engine, player))
+            move = agent.act(AgentInput.from_state(state, player))
             column = np.flatnonzero(legal == move)
             if column.size != 1:
                 raise ValueError(f"{name} played {move}, not a legal action, in information state {key!r}")
@@ -180,13 +182,13 @@ def observations(tree: GameTree, rows: np.ndarray, progress: bool = False) -> np
     out = np.zeros((rows.size, size), dtype=np.float32)
     position = {int(i): k for k, i in enumerate(rows)}
     for infoset, state in _representatives(tree, rows, progress, "observations"):
-        out[position[infoset]] = encode(state.engine, int(tree.infoset_player[infoset]))
+        out[position[infoset]] = encode(state, int(tree.infoset_player[infoset]))
     out.setflags(write=False)
     _OBSERVATIONS[tree] = (key, out)
     return out
 
 
-def _network_rows(tree: GameTree, agent: Agent, rows: np.ndarray, sampling: bool, progress: bool) -> np.ndarray:
+def _network_rows(tree: GameTree, agent: MLPPolicyAgent | PPOAgent, rows: np.ndarray, sampling: bool, progress: bool) -> np.ndarray:
     """The network's rows for the information states `rows`, from one batched forward pass."""
     legal = tree.legal[rows]
     n_actions = compile_rules(tree.rules).codec.size

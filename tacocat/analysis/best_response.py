@@ -5,7 +5,8 @@ holds both players' rows (`combine` builds one from two). Values are expected re
 player in question (player_1's return is minus player_0's: the game is zero-sum).
 
 A best response of player p to the other player's rows is found on p's sequences (the
-information states have perfect recall, `tacocat.analysis.levels.PlayerIndex`): every terminal's utility for p, weighted by the opponent's and chance's reach, is
+information states have perfect recall, `tacocat.analysis.levels.PlayerIndex`): every terminal's
+utility for p, weighted by the opponent's and chance's reach, is
 summed onto p's last sequence before it; then p's information states are solved from the
 deepest (most own decisions before them) to the shallowest, each taking its best column and
 passing that value to the sequence that leads to it. The empty sequence ends with the

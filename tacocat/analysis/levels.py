@@ -151,7 +151,7 @@ def values(tree: GameTree, edge: np.ndarray) -> np.ndarray:
     `edge` (`edge_probabilities`)."""
     index = tree_index(tree)
     value = tree.utility.copy()
-    for (above_start, _), (start, stop) in zip(index.levels[:-1][::-1], index.levels[1:][::-1]):
+    for (above_start, _), (start, stop) in zip(index.levels[:-1][::-1], index.levels[1:][::-1], strict=True):
         weights = edge[start:stop] * value[start:stop]
         sums = np.bincount(tree.parent[start:stop] - above_start, weights=weights, minlength=start - above_start)
         value[above_start:start] += sums

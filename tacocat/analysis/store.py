@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from tacocat.game.config import RulesConfig
-from tacocat.game.engine import GameState
+from tacocat.game.state import GameState
 from tacocat.analysis.tree import TREE_FORMAT, GameTree, enumerate_tree
 
 #: the most histories `load_tree` enumerates: the 3.41 M histories of the `grand` preset took
@@ -242,7 +242,7 @@ def write_tree(tree: GameTree, path: Path) -> None:
     try:
         with os.fdopen(handle, "wb") as out:
             np.savez_compressed(out, **arrays)
-        os.replace(temporary, path)
+        Path(temporary).replace(path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise

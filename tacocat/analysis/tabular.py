@@ -29,8 +29,8 @@ def to_policy_table(tree: GameTree, policy: np.ndarray) -> dict[str, list[tuple[
     policy = np.asarray(policy, dtype=np.float64)
     if policy.shape != (tree.n_infosets, tree.max_actions):
         raise ValueError(f"policy has shape {policy.shape}; the tree needs ({tree.n_infosets}, {tree.max_actions})")
-    return {key: [(int(a), float(p)) for a, p in zip(tree.legal[i, :n], policy[i, :n])]
-            for i, (key, n) in enumerate(zip(tree.infoset_keys, tree.n_legal))}
+    return {key: [(int(a), float(p)) for a, p in zip(tree.legal[i, :n], policy[i, :n], strict=True)]
+            for i, (key, n) in enumerate(zip(tree.infoset_keys, tree.n_legal, strict=True))}
 
 
 def from_policy_table(tree: GameTree, table: Mapping[str, Iterable[tuple[int, float]]]) -> np.ndarray:

@@ -16,6 +16,7 @@ those columns (0 in the padding).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -124,12 +125,14 @@ def enumerate_tree(rules: RulesConfig, progress: bool = False) -> GameTree:
     from tacocat.game.openspiel import load_game
 
     game = load_game(rules)
-    player, parent, action, column, prob, infoset, utility, depth = [], [], [], [], [], [], [], []
+    player: list[int] = []
+    parent, action, column, prob, infoset, utility, depth = [], [], [], [], [], [], []
     keys: dict[str, int] = {}
     info_player: list[int] = []
     info_legal: list[list[int]] = []
     # depth-first, children pushed in reverse so they are numbered in action order
-    stack: list[tuple[object, int, int, int, float, int]] = [(game.new_initial_state(), -1, -1, -1, 1.0, 0)]
+    # (pyspiel.State, parent, action, column, probability, depth)
+    stack: list[tuple[Any, int, int, int, float, int]] = [(game.new_initial_state(), -1, -1, -1, 1.0, 0)]
     bar = tqdm(desc="enumerating histories", unit=" histories", disable=not progress, mininterval=1.0)
     while stack:
         state, up, act, col, p, d = stack.pop()

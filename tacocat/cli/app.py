@@ -20,10 +20,10 @@ format: `--deal-pairs N` (old name `--games`) is the number of deal pairs (2N ga
 from __future__ import annotations
 
 import json
-import time
 import os
+import time
 from pathlib import Path
-from typing import Optional
+from typing import Any
 
 import typer
 import yaml
@@ -32,12 +32,15 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 try:  # typer vendors its own click since 0.24
+    from typer._click.core import Context
     from typer._click.exceptions import ClickException, UsageError
 except ImportError:  # pragma: no cover - older typer
-    from click.exceptions import ClickException, UsageError
+    from click.core import Context  # type: ignore[assignment]  # click's own classes
+    from click.exceptions import ClickException, UsageError  # type: ignore[assignment]  # click's own classes
 
 from tacocat.agents.registry import split_specs
-from tacocat.train.config_files import UnreadableInputError, one_line
+from tacocat.game.errors import one_line
+from tacocat.train.config_files import UnreadableInputError
 from tacocat.train.distributed import TIMEOUT_S as JOIN_TIMEOUT_S
 from tacocat.train.settings import MAX_WORKERS
 
@@ -51,7 +54,7 @@ class _UserErrorGroup(TyperGroup):
     typer's own usage errors (`tacocat --debug ...` or TACOCAT_DEBUG=1 re-raises it with its
     traceback)."""
 
-    def invoke(self, ctx: typer.Context):  # type: ignore[no-untyped-def]
+    def invoke(self, ctx: Context) -> Any:
         try:
             return super().invoke(ctx)
         except UsageError as err:  # a bad argument: one line, not a framed box
@@ -102,7 +105,7 @@ def _console() -> Console:
     return Console(soft_wrap=True)
 
 
-def _config(rules: Optional[Path]):
+def _config(rules: Path | None):
     from tacocat.game.config import make_config
 
     try:
@@ -114,7 +117,7 @@ def _config(rules: Optional[Path]):
         raise typer.BadParameter(str(err), param_hint="--rules") from None
 
 
-def _check_agent(spec: str, hint: str, config=None) -> str:  # noqa: ANN001 (RulesConfig, imported lazily)
+def _check_agent(spec: str, hint: str, config=None) -> str:
     """Build the agent once (a bad spec or model file fails before any game) and, for a trained
     model, check that it was made for these rules."""
     from tacocat.agents.registry import make_agent
@@ -144,7 +147,7 @@ def _check_agent_file(spec: str, hint: str) -> None:
         return
 
 
-def _check_output_file(path: Optional[Path], option: str) -> None:
+def _check_output_file(path: Path | None, option: str) -> None:
     """Fail before any work when `path` cannot be written as a file."""
     if path is None:
         return
@@ -197,7 +200,8 @@ def match_table(result) -> Table:
         title=f"{result.agent_a} (A) vs {result.agent_b} (B): {result.games} deal pairs, {result.n_games} games",
         caption=(
             f"win rate A {result.win_rate_a:.3f}  95% paired (deal pairs) [{result.ci_low:.3f}, {result.ci_high:.3f}]  "
-            f"Wilson (games) [{result.wilson_low:.3f}, {result.wilson_high:.3f}] (draws count half)\nmean length {result.mean_length:.1f} actions, {result.mean_rounds:.2f} rounds; "
+            f"Wilson (games) [{result.wilson_low:.3f}, {result.wilson_high:.3f}] (draws count half)\n"
+            f"mean length {result.mean_length:.1f} actions, {result.mean_rounds:.2f} rounds; "
             f"truncated {result.truncated}\n{result.speed}, {result.wall_s:.2f} s, "
             f"{result.workers} worker(s); seed {result.seed}, ruleset {result.ruleset_hash}"
         ),
@@ -225,14 +229,15 @@ def match_command(
                               help="Deal pairs: each deal is played twice, seats swapped (--games is the old name)."),
     seed: int = typer.Option(0, "--seed", "-s", min=0, help="Match seed (deals and agents' randomness)."),
     workers: int = typer.Option(1, "--workers", "-w", min=1, help="Worker processes (results do not depend on it)."),
-    json_path: Optional[Path] = typer.Option(None, "--json", help="Write the result summary as JSON here."),
-    save_games: Optional[Path] = typer.Option(None, "--save-games", help="Save every game as JSON lines here."),
-    rules: Optional[Path] = RulesOption,
+    json_path: Path | None = typer.Option(None, "--json", help="Write the result summary as JSON here."),
+    save_games: Path | None = typer.Option(None, "--save-games", help="Save every game as JSON lines here."),
+    rules: Path | None = RulesOption,
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
     """Play a duplicate match between two agents and print the result."""
+    from tacocat.evaluation.game_files import game_to_dict
+    from tacocat.evaluation.game_files import save_games as write_games
     from tacocat.evaluation.matches import match
-    from tacocat.evaluation.game_files import game_to_dict, save_games as write_games
 
     cfg = _config(rules)
     _check_agent(agent_a, "AGENT_A", cfg)
@@ -250,7 +255,7 @@ def match_command(
         save_games.parent.mkdir(parents=True, exist_ok=True)
         lines = (
             game_to_dict(record, seats, cfg, match_seed=seed, deal=index // 2, game=index)
-            for index, (seats, record) in enumerate(zip(result.seat_pairs(), result.records or []))
+            for index, (seats, record) in enumerate(zip(result.seat_pairs(), result.records or [], strict=False))
         )
         count = write_games(save_games, lines)
         typer.echo(f"saved {count} games to {save_games}")
@@ -267,8 +272,8 @@ def tournament_command(
     out: Path = typer.Option(Path("results/tournament"), "--out", "-o", help="Output folder."),
     boot: int = typer.Option(1000, "--boot", min=0, help="Bootstrap resamples of deal pairs for the rating intervals."),
     boot_seed: int = typer.Option(0, "--boot-seed", min=0, help="Seed of the bootstrap."),
-    anchor: Optional[str] = typer.Option(None, "--anchor", help="Agent fixed at rating 0 (default: mean 0)."),
-    rules: Optional[Path] = RulesOption,
+    anchor: str | None = typer.Option(None, "--anchor", help="Agent fixed at rating 0 (default: mean 0)."),
+    rules: Path | None = RulesOption,
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
     """Round robin in the duplicate format; Bradley–Terry ratings with bootstrap intervals."""
@@ -299,7 +304,7 @@ def tournament_command(
     matrix.add_column("")
     for name in specs:
         matrix.add_column(name, justify="right")
-    for name, row in zip(specs, result.matrix):
+    for name, row in zip(specs, result.matrix, strict=True):
         matrix.add_row(name, *("-" if x != x else f"{x:.3f}" for x in row))
     console.print(matrix)
     typer.echo(f"wrote results.json, matrix.csv, ratings.csv, tournament.md, heatmap.png, ratings.png to {out}")
@@ -310,9 +315,9 @@ def tournament_command(
 def play_command(
     opponent: str = typer.Option("random", "--opponent", "-o", help="Opponent agent spec."),
     seat: int = typer.Option(0, "--seat", min=0, max=1, help="Your seat: 0 (player_0) or 1 (player_1)."),
-    seed: Optional[int] = typer.Option(None, "--seed", "-s", min=0, help="Deal seed (default: random, printed)."),
-    save_game: Optional[Path] = typer.Option(None, "--save-game", help="Append the game to this JSON-lines file."),
-    rules: Optional[Path] = RulesOption,
+    seed: int | None = typer.Option(None, "--seed", "-s", min=0, help="Deal seed (default: random, printed)."),
+    save_game: Path | None = typer.Option(None, "--save-game", help="Append the game to this JSON-lines file."),
+    rules: Path | None = RulesOption,
 ) -> None:
     """Play a game against an agent in the terminal (enter move numbers; q quits)."""
     from tacocat.cli.human import play_human
@@ -334,8 +339,8 @@ def replay_command(
     file: Path = typer.Argument(..., exists=True, dir_okay=False, help="A JSON-lines game file."),
     game: int = typer.Option(0, "--game", "-g", min=0, help="Index of the game in the file (0 = first)."),
     actions: bool = typer.Option(False, "--actions", help="Also show every action, hidden ones included."),
-    rules: Optional[Path] = typer.Option(None, "--rules", help="Insist the game was played under this rules YAML."),
-    gif: Optional[Path] = typer.Option(None, "--gif", help="Also draw the game, one frame per action, as this GIF."),
+    rules: Path | None = typer.Option(None, "--rules", help="Insist the game was played under this rules YAML."),
+    gif: Path | None = typer.Option(None, "--gif", help="Also draw the game, one frame per action, as this GIF."),
 ) -> None:
     """Replay a saved game and narrate it (and draw it as an animated GIF with --gif)."""
     from tacocat.evaluation.game_files import ReplayError, check_output_file, load_games, replay_game
@@ -367,7 +372,7 @@ def replay_command(
     if gif is not None:
         from tqdm import tqdm
 
-        from tacocat.game.render import render_image, save_gif
+        from tacocat.game.render.raster import render_image, save_gif
 
         frames = [render_image(state) for state in tqdm(states, desc="drawing frames", unit="frame")]
         typer.echo(f"wrote {save_gif(frames, gif, seconds_per_frame=0.5)} ({len(frames)} frames)")
@@ -394,23 +399,23 @@ def serve_command(
 
 @app.command("train")
 def train_command(
-    config: Optional[Path] = typer.Option(None, "--config", help="Experiment YAML (tacocat/train/configs/*.yaml)."),
-    seed: Optional[int] = typer.Option(None, "--seed", min=0, help="Overrides the config's seed."),
+    config: Path | None = typer.Option(None, "--config", help="Experiment YAML (tacocat/train/configs/*.yaml)."),
+    seed: int | None = typer.Option(None, "--seed", min=0, help="Overrides the config's seed."),
     overrides: list[str] = typer.Option([], "--set", help="KEY=VALUE override, dotted for nested fields (repeatable)."),
-    resume: Optional[Path] = typer.Option(None, "--resume", help="Continue the interrupted run in RUN_DIR."),
+    resume: Path | None = typer.Option(None, "--resume", help="Continue the interrupted run in RUN_DIR."),
     evaluate: bool = typer.Option(False, "--evaluate", help="After training, evaluate against the whole ladder."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
-    address: Optional[str] = typer.Option(None, "--address", help="backend rllib: join the Ray cluster at HOST:PORT "
+    address: str | None = typer.Option(None, "--address", help="backend rllib: join the Ray cluster at HOST:PORT "
                                           "(default: RAY_ADDRESS, else the config's, else a local Ray runtime)."),
-    devices: Optional[int] = typer.Option(None, "--devices", min=1, help="backend league: train on N JAX devices, "
+    devices: int | None = typer.Option(None, "--devices", min=1, help="backend league: train on N JAX devices, "
                                           "data parallel (sets league.devices; on CPU, splits this host into N XLA "
                                           "devices)."),
-    coordinator: Optional[str] = typer.Option(None, "--coordinator", help="backend league, several processes "
+    coordinator: str | None = typer.Option(None, "--coordinator", help="backend league, several processes "
                                               "(jax.distributed): the coordinator's HOST:PORT (default: "
                                               "TACOCAT_COORDINATOR; a Slurm job step is detected)."),
-    num_processes: Optional[int] = typer.Option(None, "--num-processes", min=1, help="with --coordinator: the "
+    num_processes: int | None = typer.Option(None, "--num-processes", min=1, help="with --coordinator: the "
                                                 "number of processes (default: TACOCAT_NUM_PROCESSES)."),
-    process_id: Optional[int] = typer.Option(None, "--process-id", min=0, help="with --coordinator: this "
+    process_id: int | None = typer.Option(None, "--process-id", min=0, help="with --coordinator: this "
                                              "process's id, 0 writes the run (default: TACOCAT_PROCESS_ID)."),
     join_timeout: int = typer.Option(JOIN_TIMEOUT_S, "--join-timeout", min=1, help="with several processes: "
                                      "seconds to wait for the coordinator and the other processes before stopping "
@@ -424,8 +429,8 @@ def train_command(
     from tacocat.train.config import load_experiment
     from tacocat.train.evaluation import evaluate_run, print_table
     from tacocat.train.loop import train
-    from tacocat.train.run_dir import load_run_config
     from tacocat.train.rllib.ray_runtime import RllibSetupError
+    from tacocat.train.run_dir import load_run_config
 
     if config is None and resume is None:
         raise typer.BadParameter("give --config FILE or --resume RUN_DIR", param_hint="--config")
@@ -440,14 +445,14 @@ def train_command(
         distributed.join(cluster, join_timeout)
     if devices is not None:
         overrides = [*overrides, f"league.devices={devices}"]
-    experiment = None if resume else load_experiment(config, seed, overrides)
+    experiment = load_experiment(config, seed, overrides) if config is not None else None  # None: --resume
     started = time.perf_counter()
     try:
         run = train(experiment, resume=resume, progress=progress, address=address)
     except RllibSetupError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2) from None
-    if run.policy is None:  # a process of a multi-process run other than process 0
+    if run is None:  # a process of a multi-process run other than process 0
         typer.echo(f"{cluster.describe() if cluster else 'this process'}: trained; process 0 writes the run")
         return
     run_dir = run.run_dir
@@ -463,7 +468,7 @@ def train_command(
 @app.command("evaluate")
 def evaluate_command(
     run_dir: Path = typer.Argument(..., help="A finished run directory of any backend."),
-    workers: Optional[int] = typer.Option(None, "--workers", "-w", min=1, max=MAX_WORKERS,
+    workers: int | None = typer.Option(None, "--workers", "-w", min=1, max=MAX_WORKERS,
                                           help="Worker processes (default: the run's eval.workers)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
@@ -490,7 +495,7 @@ def compare_command(
     deal_pairs: int = typer.Option(1000, "--deal-pairs", "-n", min=1, help="Duplicate deal pairs."),
     seed: int = typer.Option(2, "--seed", "-s", min=0, help="Match seed: both runs play the same deals."),
     workers: int = typer.Option(1, "--workers", "-w", min=1, max=MAX_WORKERS, help="Worker processes."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Folder for compare.json and compare.md."),
+    out: Path | None = typer.Option(None, "--out", help="Folder for compare.json and compare.md."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
     """Two runs' final policies against one opponent on the same deals: their win rates and
@@ -513,16 +518,16 @@ def compare_command(
 def exploit_command(
     agent: str = typer.Argument(..., help="The agent to exploit: highcard, planner, counter, random, champion, "
                                 "league:path=... or rllib:path=... (deterministic=false: its sampling policy)."),
-    steps: Optional[int] = typer.Option(None, "--steps", help="Env steps per run (default: exploit.yaml's 12 M, "
+    steps: int | None = typer.Option(None, "--steps", help="Env steps per run (default: exploit.yaml's 12 M, "
                                         "main.yaml's budget; the champion trained for 40 M)."),
     seeds: int = typer.Option(1, "--seeds", help="Training runs, seeds S, S+1, ... (--seed S)."),
     seed: int = typer.Option(0, "--seed", help="The first run's seed."),
-    init: Optional[str] = typer.Option(None, "--init", help="agent: start the actor as AGENT's network, its critic "
+    init: str | None = typer.Option(None, "--init", help="agent: start the actor as AGENT's network, its critic "
                                        "warmed up first (default where AGENT has one); scratch: a fresh actor."),
-    preset: Optional[str] = typer.Option(None, "--preset", help="Train and evaluate on these preset rules "
+    preset: str | None = typer.Option(None, "--preset", help="Train and evaluate on these preset rules "
                                          "(tacocat.game.presets; default: the R1 rules)."),
     deal_pairs: int = typer.Option(1000, "--deal-pairs", "-n", help="Deal pairs of each exploiter against AGENT."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Output folder: one run per seed, exploit.json, "
+    out: Path | None = typer.Option(None, "--out", help="Output folder: one run per seed, exploit.json, "
                                        "learning_curve.png (default: runs/exploit_<agent>[_<preset>])."),
     resume: bool = typer.Option(False, "--resume", help="Continue the unfinished runs in --out, reuse finished ones."),
     workers: int = typer.Option(1, "--workers", "-w", help="Worker processes of the evaluation matches."),
@@ -533,8 +538,8 @@ def exploit_command(
 ) -> None:
     """A best response to the frozen AGENT, trained by the league on the batch engine: its win
     rate and expected return against AGENT, a lower bound on AGENT's exploitability (exploit.json)."""
-    from tacocat.agents.registry import parse_spec
     from tacocat.agents.jax_ports import POLICY_FILE_AGENTS
+    from tacocat.agents.registry import parse_spec
 
     if exact or parse_spec(agent)[0] in POLICY_FILE_AGENTS:  # training refuses an agent without a JAX form first
         _check_agent_file(agent, "AGENT")
@@ -562,8 +567,8 @@ def exploit_command(
 def tune_command(
     config: Path = typer.Option(..., "--config", help="Tune YAML: base experiment, trial budget, search space."),
     trials: int = typer.Option(..., "--trials", min=1, help="Finished trials the study should reach (resumes)."),
-    storage: Optional[str] = typer.Option(None, "--storage", help="SQLAlchemy URL (default: SQLite in the study dir)."),
-    study: Optional[str] = typer.Option(None, "--study", help="Study name (default: the tune file's)."),
+    storage: str | None = typer.Option(None, "--storage", help="SQLAlchemy URL (default: SQLite in the study dir)."),
+    study: str | None = typer.Option(None, "--study", help="Study name (default: the tune file's)."),
     workers: int = typer.Option(1, "--workers", min=1, max=MAX_WORKERS, help="Worker processes sharing the study's storage."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:

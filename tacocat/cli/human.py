@@ -25,7 +25,7 @@ from tacocat.game.actions import MoveKind
 from tacocat.game.config import RulesConfig, make_config
 from tacocat.game.engine import apply_action, new_game
 from tacocat.game.events import EventKind
-from tacocat.game.render import describe_event, render_view
+from tacocat.game.render.text import describe_event, render_view
 from tacocat.game.view import PlayerView, player_view
 
 QUIT_WORDS = {"q", "quit", "exit"}

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from tacocat.agents.base import Agent, AgentInput
 from tacocat.game.config import RulesConfig, make_config
 from tacocat.game.engine import apply_action, new_game
+from tacocat.game.events import Event
 
 
 @dataclass
@@ -23,7 +23,7 @@ class GameRecord:
     truncated: bool
     rounds: int
     actions: list[tuple[int, int]] = field(default_factory=list)
-    events: list[tuple[Any, ...]] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
 
     @property
     def length(self) -> int:

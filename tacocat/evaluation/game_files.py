@@ -21,18 +21,19 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, Final, Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError, field_validator
 
 from tacocat.evaluation.arena import GameRecord
 from tacocat.game.config import RulesConfig
-from tacocat.game.engine import GameState, apply_action, new_game
+from tacocat.game.engine import apply_action, new_game
 from tacocat.game.errors import TacocatError
 from tacocat.game.events import EventKind
-from tacocat.game.render import board_line, describe_event, render_text
+from tacocat.game.render.text import board_line, describe_event, render_text
+from tacocat.game.state import GameState
 
-FORMAT = "tacocat-game/1"
+FORMAT: Final = "tacocat-game/1"
 
 
 class ReplayError(ValueError):

@@ -44,9 +44,9 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from tacocat.evaluation.arena import GameRecord, agent_rngs, play_game
 from tacocat.agents.base import Agent
 from tacocat.agents.registry import make_agent
+from tacocat.evaluation.arena import GameRecord, agent_rngs, play_game
 from tacocat.evaluation.stats import paired_interval, wilson_interval
 from tacocat.game.config import RulesConfig, make_config
 
@@ -64,7 +64,7 @@ def agent_spec(agent: AgentLike) -> str:
     from (parameters included), else its registry name."""
     if isinstance(agent, str):
         return agent
-    return getattr(agent, "spec", None) or type(agent).name or type(agent).__name__
+    return agent.spec or type(agent).name or type(agent).__name__
 
 
 @dataclass
@@ -444,5 +444,5 @@ def iter_match_records(result: MatchResult) -> Iterable[tuple[tuple[str, str], G
     """((player_0 spec, player_1 spec), record) of every kept game of a match."""
     if result.records is None:
         raise ValueError("the match kept no game records (use keep_records=True)")
-    return zip(result.seat_pairs(), result.records)
+    return zip(result.seat_pairs(), result.records, strict=True)
 

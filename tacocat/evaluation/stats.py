@@ -213,7 +213,7 @@ class RatingsResult:
             "prior_sd": self.prior_sd,
             "ratings": {
                 name: {"rating": float(r), "low": float(lo), "high": float(hi)}
-                for name, r, lo, hi in zip(self.names, self.ratings, self.low, self.high)
+                for name, r, lo, hi in zip(self.names, self.ratings, self.low, self.high, strict=True)
             },
         }
 

@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from tacocat.evaluation.matches import MatchResult, DealChunk, split_deals, run_chunks, summarize
 from tacocat.agents.registry import make_agent
+from tacocat.evaluation.matches import DealChunk, MatchResult, run_chunks, split_deals, summarize
 from tacocat.evaluation.stats import PairResults, RatingsResult, bradley_terry_ratings
 from tacocat.game.config import RulesConfig, make_config
 
@@ -130,7 +130,7 @@ def tournament(
     ]
     matrix = np.full((len(specs), len(specs)), np.nan)
     pair_data = []
-    for (i, j), m in zip(pairs, matches):
+    for (i, j), m in zip(pairs, matches, strict=True):
         matrix[i, j] = m.win_rate_a
         matrix[j, i] = 1.0 - m.win_rate_a
         pair_data.append(PairResults(i, j, np.array([sum(s) for s in m.deal_scores])))
@@ -154,14 +154,14 @@ def write_outputs(result: TournamentResult, out_dir: str | Path) -> dict[str, Pa
     with paths["matrix.csv"].open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["agent", *result.agents])
-        for name, row in zip(result.agents, result.matrix):
+        for name, row in zip(result.agents, result.matrix, strict=True):
             writer.writerow([name, *("" if np.isnan(x) else f"{x:.6f}" for x in row)])
     board = result.leaderboard()
     with paths["ratings.csv"].open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=["rank", "agent", "rating", "low", "high", "score", "games"])
-        writer.writeheader()
+        ratings = csv.DictWriter(f, fieldnames=["rank", "agent", "rating", "low", "high", "score", "games"])
+        ratings.writeheader()
         for rank, row in enumerate(board, 1):
-            writer.writerow({"rank": rank, **{k: (f"{v:.2f}" if isinstance(v, float) else v) for k, v in row.items()}})
+            ratings.writerow({"rank": rank, **{k: (f"{v:.2f}" if isinstance(v, float) else v) for k, v in row.items()}})
     paths["tournament.md"].write_text(markdown(result))
     _plot_heatmap(result, paths["heatmap.png"])
     _plot_ratings(result, paths["ratings.png"])
@@ -178,7 +178,8 @@ def markdown(result: TournamentResult) -> str:
         f"({2 * result.games} games) per pairing, seed {result.seed}, ruleset `{result.ruleset_hash}`.",
         "",
         f"## Ratings (Bradley–Terry, Elo scale, {result.ratings.to_dict()['centre']}; "
-        f"{int(result.ratings.confidence * 100)}% bootstrap intervals over deal pairs, {result.ratings.n_boot} resamples)",
+        f"{int(result.ratings.confidence * 100)}% bootstrap intervals over deal pairs, "
+        f"{result.ratings.n_boot} resamples)",
         "",
         "| rank | agent | rating | 95% interval | score | games |",
         "|---:|---|---:|---|---:|---:|",
@@ -195,7 +196,7 @@ def markdown(result: TournamentResult) -> str:
         "| | " + " | ".join(f"`{a}`" for a in result.agents) + " |",
         "|---|" + "---:|" * len(result.agents),
     ]
-    for name, row in zip(result.agents, result.matrix):
+    for name, row in zip(result.agents, result.matrix, strict=True):
         cells = ["—" if np.isnan(x) else f"{x:.3f}" for x in row]
         lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
     lines += ["", "## Matches", "", "| A | B | win rate A | 95% paired (deal pairs) | W-L-D (A) | mean length | mean rounds |",

@@ -1,8 +1,7 @@
-"""The rules engine: a game state, its legal actions and the transition function.
+"""The rules engine: the set-up, the legal actions and the transition function of a game.
 
-Plain Python + numpy, no RL imports. Cards are identified by *value index* (the position of
-their value in the ruleset's ascending list of values); cards of equal value are
-indistinguishable, so hands and piles are kept as counts per value index.
+Plain Python + numpy, no RL imports. The state it plays (`GameState`, `Phase`, `Deal`: cards as
+value indices, hands and piles as counts per value index) is in `tacocat.game.state`.
 
 The public API is::
 
@@ -19,30 +18,32 @@ Chance. The engine's only randomness is the deal at every round start (R2.2, R6.
 (`shuffled_deal`); `new_game(..., deal=)` and `apply_action(..., deal=)` deal given cards
 instead, through the same code, for callers that choose chance outcomes themselves (the
 OpenSpiel adapter's chance nodes). `reorder_pile` orders the hidden draw pile (R7.1) for a
-caller that decides the replacement draws (R4.3) when they are made. `make_state` builds a
-state from its parts (positions, determinizations, conversions), checked by `check_state`.
+caller that decides the replacement draws (R4.3) when they are made. A state built from its
+parts (positions, determinizations, conversions) is `tacocat.game.checks.make_state`, checked
+by `check_state` there.
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from enum import IntEnum
 from typing import Any
 
 import numpy as np
 
 from tacocat.game.actions import MoveKind
+from tacocat.game.checks import check_deal, check_pile_order
 from tacocat.game.config import RulesConfig, make_config
 from tacocat.game.errors import (
-    ActionOutOfRangeError, GameOverError, IllegalActionError, InvalidPositionError, NotYourTurnError, TacocatError,
+    ActionOutOfRangeError,
+    GameOverError,
+    IllegalActionError,
+    InvalidPositionError,
+    NotYourTurnError,
 )
 from tacocat.game.events import (
     AnswerPlayed,
     AttackPlayed,
     DuelRevealed,
-    Event,
     EventKind,
     GameOver,
     ReplaceRevealed,
@@ -52,146 +53,16 @@ from tacocat.game.events import (
     TrickEnded,
 )
 from tacocat.game.ruleset import Ruleset, compile_rules
+from tacocat.game.state import Deal, GameState, Phase, make_rng
 
 # event kinds as module constants: looking an enum member up on its class costs as much as
 # building the event, and the engine builds one on most transitions
 (_ROUND, _REPLACE, _DUEL, _ATTACK, _ANSWER, _TRICK, _SHOWDOWN, _MOVE, _GAME_OVER) = EventKind
 
 
-class Phase(IntEnum):
-    """The decision the player to act faces."""
-
-    REPLACE = 0
-    DUEL = 1
-    ATTACK = 2
-    ANSWER = 3
-    OVER = 4
-
-
-@dataclass
-class GameState:
-    """Everything about a game, hidden parts included (privileged: see `observation` for a
-    player's view). Mutated in place by `apply_action`."""
-
-    rules: Ruleset
-    rng: np.random.Generator
-    space: int
-    covered: list[bool]
-    rounds_played: int = 0
-    phase: Phase = Phase.REPLACE
-    to_act: int = 0
-    #: cards each player holds (not counting cards set aside or played), per value index
-    hands: list[list[int]] = field(default_factory=list)
-    #: cards set aside in the running replace step (R4.1/R4.3), per value index
-    set_aside: list[list[int]] = field(default_factory=list)
-    #: draw pile, value indices, top card last (hidden, R7.1)
-    draw_pile: list[int] = field(default_factory=list)
-    #: face-up cards of this round, per value index (public, R2.3)
-    discard: list[int] = field(default_factory=list)
-    #: players who still have to replace this round, in order (R4.1/R4.2)
-    replace_queue: list[int] = field(default_factory=list)
-    #: how many cards each player may set aside in total in this replace step
-    replace_cap: list[int] = field(default_factory=lambda: [0, 0])
-    #: revealed number of cards each player replaced this round (None: not yet revealed)
-    replaced: list[int | None] = field(default_factory=lambda: [None, None])
-    #: duel card chosen by each player, hidden until both chose (R5.1)
-    duel: list[int | None] = field(default_factory=lambda: [None, None])
-    #: the last revealed duel of this round, (player_0's card, player_1's card)
-    last_duel: tuple[int, int] | None = None
-    attacker: int | None = None
-    #: cards of the attack in progress, highest first (R5.5)
-    attack: list[int] = field(default_factory=list)
-    #: answers given so far to `attack`, in order
-    answers: list[int] = field(default_factory=list)
-    winner: int | None = None
-    truncated: bool = False
-    #: winner of the last finished round (None if it was void); -1 before any round ended
-    last_round_winner: int | None = -1
-    #: public history: typed events (`tacocat.game.events`), documented in docs/ENVIRONMENT.md
-    events: list[Event] = field(default_factory=list)
-    #: every action taken, (player, action id): the private move log used for replays
-    actions: list[tuple[int, int]] = field(default_factory=list)
-    _legal_cache: tuple[int, ...] | None = field(default=None, repr=False)
-
-    def invalidate_legal_cache(self) -> None:
-        """Forget the cached legal actions: call it after editing fields by hand (analysis
-        and tests do); `apply_action` keeps the cache right by itself."""
-        self._legal_cache = None
-
-    # -- convenience views ---------------------------------------------------------------
-    @property
-    def config(self) -> RulesConfig:
-        return self.rules.config
-
-    @property
-    def current_player(self) -> int | None:
-        """The player to act, or None when the game is over."""
-        return None if self.phase is Phase.OVER else self.to_act
-
-    @property
-    def is_over(self) -> bool:
-        return self.phase is Phase.OVER
-
-    @property
-    def deal_size(self) -> int:
-        return self.rules.board[self.space]
-
-    @property
-    def arrow(self) -> int | None:
-        """The player the current space's arrow points at; None for two arrows (R1.3)."""
-        return self.rules.arrows[self.space]
-
-    def hand_size(self, player: int) -> int:
-        """Public hand size: cards held plus cards set aside but not yet revealed (R4.1)."""
-        pending_duel = 1 if self.duel[player] is not None else 0
-        return sum(self.hands[player]) + sum(self.set_aside[player]) + pending_duel
-
-    def hand_values(self, player: int) -> list[int]:
-        """The card values a player holds, ascending (privileged)."""
-        values = self.rules.values
-        return [values[v] for v, n in enumerate(self.hands[player]) for _ in range(n)]
-
-    def table_cards(self) -> list[int]:
-        """Value indices of the cards on the table: the trick in progress."""
-        return self.attack + self.answers
-
-    def clone(self, *, history: bool = True, rng: np.random.Generator | None = None) -> GameState:
-        """An independent copy sharing only the immutable ruleset.
-
-        `history=False` starts the copy with empty `events`/`actions` (cheap copies for
-        rollouts); `rng` gives the copy that generator instead of a copy of this state's.
-        """
-        twin = copy.copy(self)
-        twin.rng = copy.deepcopy(self.rng) if rng is None else rng
-        twin.covered = list(self.covered)
-        twin.hands = [list(h) for h in self.hands]
-        twin.set_aside = [list(h) for h in self.set_aside]
-        twin.draw_pile = list(self.draw_pile)
-        twin.discard = list(self.discard)
-        twin.replace_queue = list(self.replace_queue)
-        twin.replace_cap = list(self.replace_cap)
-        twin.replaced = list(self.replaced)
-        twin.duel = list(self.duel)
-        twin.attack = list(self.attack)
-        twin.answers = list(self.answers)
-        twin.events = list(self.events) if history else []
-        twin.actions = list(self.actions) if history else []
-        twin._legal_cache = None
-        return twin
-
-
 # ---------------------------------------------------------------------------------------
 # set-up and rounds (R2, R6.4)
 # ---------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Deal:
-    """The cards of a round start (R2.2, R2.3): each player's hand, as counts per value index
-    (player_0's first), and the draw pile, value indices with the top card last."""
-
-    hands: tuple[Sequence[int], Sequence[int]]
-    pile: Sequence[int]
-
-
 def new_game(
     config: Ruleset | RulesConfig | dict[str, Any] | None = None,
     seed: int | np.random.Generator | None = None,
@@ -212,16 +83,6 @@ def new_game(
     state = GameState(rules=rules, rng=make_rng(seed), space=rules.config.centre, covered=[False] * rules.n_spaces)
     _start_round(state, deal)
     return state
-
-
-def make_rng(seed: int | np.random.Generator | None) -> np.random.Generator:
-    """The generator of a game: a Generator as given, else one seeded from a non-negative
-    integer (or from fresh entropy for None)."""
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if seed is not None and (isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0):
-        raise TacocatError(f"seed must be a non-negative integer, a numpy Generator or None, got {seed!r}")
-    return np.random.default_rng(seed)
 
 
 def shuffled_deal(rules: Ruleset, size: int, rng: np.random.Generator) -> Deal:
@@ -245,7 +106,7 @@ def _start_round(state: GameState, deal: Deal | None = None) -> None:
     if deal is None:
         deal = shuffled_deal(rules, size, state.rng)
     else:
-        _check_deal(rules, state.space, deal)
+        check_deal(rules, state.space, deal)
     n_values = rules.n_values
     state.hands = [list(deal.hands[0]), list(deal.hands[1])]
     state.draw_pile = list(deal.pile)
@@ -261,36 +122,6 @@ def _start_round(state: GameState, deal: Deal | None = None) -> None:
     state.replace_queue, state.replace_cap = replace_step(rules, state.space)
     state.phase = Phase.REPLACE
     state.to_act = state.replace_queue[0]
-
-
-def _check_deal(rules: Ruleset, space: int, deal: object) -> None:
-    """InvalidPositionError naming the first problem unless `deal` deals a round on `space`:
-    two hands of the space's deal size and a pile that together hold every card of the deck
-    exactly once (R2.2, R2.3)."""
-    if not isinstance(deal, Deal):
-        raise InvalidPositionError(f"deal: expected a Deal, got {type(deal).__name__}")
-    n, size = rules.n_values, rules.board[space]
-    if not (_sequence(deal.hands, 2) and all(_integers(h, 0, len(rules.deck_cards) + 1, n) for h in deal.hands)):
-        raise InvalidPositionError(f"deal: hands must be two lists of {n} non-negative counts (one per card value), "
-                                   f"got {deal.hands!r:.80}")
-    for player, hand in enumerate(deal.hands):
-        if sum(hand) != size:
-            raise InvalidPositionError(f"deal: player_{player}'s hand holds {sum(hand)} card(s), but a round on "
-                                       f"space {space} deals {size} (R2.2)")
-    if not _sequence(deal.pile):
-        raise InvalidPositionError(f"deal: pile must be a list of value indices, got {type(deal.pile).__name__}")
-    dealt = [a + b for a, b in zip(*deal.hands)]
-    for card in deal.pile:
-        if not _integer(card, 0, n):
-            raise InvalidPositionError(f"deal: the pile holds {card!r}, which is not a card of this deck "
-                                       f"(value indices 0..{n - 1})")
-        dealt[card] += 1
-    for v, (n_dealt, n_deck) in enumerate(zip(dealt, rules.copies)):
-        if n_dealt != n_deck:
-            raise InvalidPositionError(
-                f"deal: value {rules.values[v]} is dealt {n_dealt} time(s), but the deck has {n_deck}: every card "
-                "of the deck goes to one hand or the draw pile, once (R2.2, R2.3)"
-            )
 
 
 def replace_step(rules: Ruleset, space: int) -> tuple[list[int], list[int]]:
@@ -313,191 +144,8 @@ def reorder_pile(state: GameState, pile: Sequence[int]) -> None:
     (R4.3) only when they are made (OpenSpiel's chance nodes) puts the chosen cards on top
     before the move that draws them. InvalidPositionError, and nothing changed, if `pile` does
     not hold exactly the cards of the pile."""
-    if not _integers(pile, 0, state.rules.n_values) or sorted(pile) != sorted(state.draw_pile):
-        raise InvalidPositionError(f"reorder_pile: {pile!r:.80} is not an order of the draw pile's "
-                                   f"{len(state.draw_pile)} cards")
+    check_pile_order(state, pile)
     state.draw_pile = list(pile)
-
-
-# ---------------------------------------------------------------------------------------
-# states from their parts
-# ---------------------------------------------------------------------------------------
-def make_state(
-    rules: Ruleset,
-    *,
-    space: int,
-    covered: Sequence[bool],
-    hands: Sequence[Sequence[int]],
-    draw_pile: Sequence[int],
-    rng: int | np.random.Generator | None = None,
-    rounds_played: int = 0,
-    phase: Phase = Phase.REPLACE,
-    to_act: int = 0,
-    set_aside: Sequence[Sequence[int]] | None = None,
-    discard: Sequence[int] | None = None,
-    replace_queue: Sequence[int] = (),
-    replace_cap: Sequence[int] = (0, 0),
-    replaced: Sequence[int | None] = (None, None),
-    duel: Sequence[int | None] = (None, None),
-    last_duel: tuple[int, int] | None = None,
-    attacker: int | None = None,
-    attack: Sequence[int] = (),
-    answers: Sequence[int] = (),
-    winner: int | None = None,
-    truncated: bool = False,
-    last_round_winner: int | None = -1,
-    events: Sequence[Event] = (),
-    where: str = "make_state",
-) -> GameState:
-    """A state built from its parts (the fields of `GameState`, cards as value indices; the
-    set-asides and the discard pile default to empty), checked by `check_state` (errors name
-    `where`). The state owns copies of the parts; future rounds are dealt from `rng` (a seed
-    or a Generator, as `new_game` takes it)."""
-    n_values = rules.n_values
-    # the parts as given (any sequences) are checked first, then copied into the state's own lists
-    given = GameState(
-        rules=rules, rng=make_rng(rng), space=space, covered=covered, rounds_played=rounds_played, phase=phase,
-        to_act=to_act, hands=hands, set_aside=[[0] * n_values, [0] * n_values] if set_aside is None else set_aside,
-        draw_pile=draw_pile, discard=[0] * n_values if discard is None else discard, replace_queue=replace_queue,
-        replace_cap=replace_cap, replaced=replaced, duel=duel, last_duel=last_duel, attacker=attacker,
-        attack=attack, answers=answers, winner=winner, truncated=truncated, last_round_winner=last_round_winner,
-        events=events,
-    )
-    check_state(given, where)
-    state = given.clone(rng=given.rng)
-    state.last_duel = None if last_duel is None else (last_duel[0], last_duel[1])
-    return state
-
-
-def check_state(state: GameState, where: str = "state") -> GameState:
-    """`state` itself, once checked as a whole; InvalidPositionError naming `where` and the first
-    problem otherwise. Checked, in this order: every field of the right type and range for the
-    state's ruleset; every card of the deck in exactly one place (R0.4, R2.3); the fields of
-    the phase agree with each other (who acts, the replace queue, the hidden duel card, the
-    trick, the end of the game; the Tacocat on an uncovered space, R0.5); equal hand sizes
-    once the trick's cards are counted back (R4.4). Every state play reaches passes."""
-    rules = state.rules
-    n, n_spaces, largest = rules.n_values, rules.n_spaces, max(rules.board)
-    deal, most = largest + 1, len(rules.deck_cards) + 1
-    counts = f"{n} non-negative counts (one per card value)"
-    fields: dict[str, tuple[bool, str]] = {
-        "phase": (isinstance(state.phase, Phase), "a Phase"),
-        "to_act": (_integer(state.to_act, 0, 2), "0 or 1"),
-        "space": (_integer(state.space, 0, n_spaces), f"a space 0..{n_spaces - 1}"),
-        "covered": (_sequence(state.covered, n_spaces)
-                    and all(isinstance(c, (bool, np.bool_)) for c in state.covered), f"{n_spaces} booleans"),
-        "rounds_played": (_integer(state.rounds_played, 0, rules.config.max_rounds + 1),
-                          f"0..{rules.config.max_rounds}"),
-        "hands": (_sequence(state.hands, 2) and all(_integers(h, 0, most, n) for h in state.hands),
-                  f"two lists of {counts}"),
-        "set_aside": (_sequence(state.set_aside, 2) and all(_integers(h, 0, most, n) for h in state.set_aside),
-                      f"two lists of {counts}"),
-        "draw_pile": (_integers(state.draw_pile, 0, n), f"value indices 0..{n - 1}"),
-        "discard": (_integers(state.discard, 0, most, n), counts),
-        "replace_queue": (_integers(state.replace_queue, 0, 2) and len(state.replace_queue) <= 2,
-                          "at most 2 players"),
-        "replace_cap": (_integers(state.replace_cap, 0, deal, 2), f"two counts 0..{deal - 1}"),
-        "replaced": (_integers(state.replaced, 0, deal, 2, none=True), f"two counts 0..{deal - 1} or None"),
-        "duel": (_integers(state.duel, 0, n, 2, none=True), f"two value indices 0..{n - 1} or None"),
-        "last_duel": (state.last_duel is None or _integers(state.last_duel, 0, n, 2),
-                      f"None or two value indices 0..{n - 1}"),
-        "attacker": (_integer(state.attacker, 0, 2, none=True), "0, 1 or None"),
-        "attack": (_integers(state.attack, 0, n) and len(state.attack) <= largest - 1,
-                   f"at most {largest - 1} value indices 0..{n - 1}"),
-        "answers": (_integers(state.answers, 0, n) and len(state.answers) <= largest - 1,
-                    f"at most {largest - 1} value indices 0..{n - 1}"),
-        "winner": (_integer(state.winner, 0, 2, none=True), "0, 1 or None"),
-        "truncated": (isinstance(state.truncated, (bool, np.bool_)), "a boolean"),
-        "last_round_winner": (_integer(state.last_round_winner, -1, 2, none=True), "-1, 0, 1 or None"),
-        "events": (_sequence(state.events), "a list of events"),
-    }
-    for name, (ok, expected) in fields.items():
-        if not ok:
-            raise InvalidPositionError(f"{where}: field {name} must be {expected}, got {getattr(state, name)!r:.80}")
-    held, copies = card_counts(state), rules.copies
-    for v, (n_held, n_deck) in enumerate(zip(held, copies)):
-        if n_held != n_deck:
-            raise InvalidPositionError(
-                f"{where}: value {rules.values[v]} is held {n_held} time(s), but the deck has {n_deck} "
-                f"({sum(held)} cards in the state, {sum(copies)} in the deck): every card must be in exactly "
-                "one place (hands, set-asides, duel, table, discard, draw pile; R0.4, R2.3)"
-            )
-    problem = _phase_problem(state)
-    if problem:
-        raise InvalidPositionError(f"{where}: {problem}")
-    sizes = [state.hand_size(p) for p in (0, 1)]
-    if state.phase is Phase.ANSWER:
-        assert state.attacker is not None
-        sizes[state.attacker] += len(state.attack)
-        sizes[1 - state.attacker] += len(state.answers)
-    if sizes[0] != sizes[1]:
-        raise InvalidPositionError(f"{where}: hand sizes must be equal (R4.4), got {sizes[0]} and {sizes[1]}")
-    return state
-
-
-def _phase_problem(state: GameState) -> str | None:
-    """What in the state's fields does not fit its phase, or None (the checks of `check_state`)."""
-    phase, to_act, attacker = state.phase, state.to_act, state.attacker
-    name = phase.name.lower()
-    if phase is Phase.REPLACE:
-        if not state.replace_queue or state.replace_queue[0] != to_act:
-            return (f"replace phase: the player to act (player_{to_act}) must be the first of replace_queue "
-                    f"{list(state.replace_queue)} (R4.1, R4.2)")
-    elif state.replace_queue:
-        return f"{name} phase: replace_queue must be empty once replacing is over, got {list(state.replace_queue)}"
-    if phase in (Phase.REPLACE, Phase.DUEL) and attacker is not None:
-        return f"{name} phase: attacker must be None until a duel is won (R5.1), got {attacker}"
-    if phase in (Phase.ATTACK, Phase.ANSWER) and attacker is None:
-        return f"{name} phase: attacker must be 0 or 1"
-    if phase is Phase.ATTACK and to_act != attacker:
-        return f"attack phase: the attacker (player_{attacker}) acts, not player_{to_act} (R5.3)"
-    if phase is Phase.ANSWER:
-        if to_act == attacker:
-            return f"answer phase: the defender acts, not the attacker player_{attacker} (R5.5)"
-        if len(state.answers) >= len(state.attack):
-            return "answer phase: the attack must have unanswered cards (R5.5)"
-    elif state.attack or state.answers:
-        return f"{name} phase: attack and answers are only on the table while a trick is answered (R5.7)"
-    waiting = phase is Phase.DUEL and to_act == 1
-    if (state.duel[0] is not None) != waiting or state.duel[1] is not None:
-        return ("duel: only player_0's card is ever hidden, while player_1 chooses (R5.1); "
-                f"got duel {list(state.duel)} in the {name} phase with player_{to_act} to act")
-    over = state.winner is not None or state.truncated
-    if over != (phase is Phase.OVER) or (state.winner is not None and state.truncated):
-        return (f"{name} phase: a game is over exactly when it has a winner or was truncated, not both "
-                f"(winner {state.winner}, truncated {state.truncated}; R1.5, R6.4)")
-    if state.covered[state.space] and state.winner is None:
-        return f"the Tacocat cannot stand on covered space {state.space} (R0.5)"
-    return None
-
-
-def card_counts(state: GameState) -> list[int]:
-    """How many cards of each value index the state holds in all places together: both hands,
-    both set-asides, the hidden duel cards, the trick on the table, the discard pile and the
-    draw pile. A consistent state holds exactly the deck (`rules.copies`, R0.4, R2.3)."""
-    counts = [h0 + h1 + a0 + a1 + d for h0, h1, a0, a1, d in
-              zip(*state.hands, *state.set_aside, state.discard)]
-    for v in (*state.draw_pile, *state.attack, *state.answers, *state.duel):
-        if v is not None:
-            counts[v] += 1
-    return counts
-
-
-def _integer(value: Any, low: int, high: int, none: bool = False) -> bool:
-    """An integer (not a bool) in [low, high), or None where `none`."""
-    if value is None:
-        return none
-    return (isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-            and low <= value < high)
-
-
-def _sequence(values: Any, length: int | None = None) -> bool:
-    return isinstance(values, (list, tuple)) and (length is None or len(values) == length)
-
-
-def _integers(values: Any, low: int, high: int, length: int | None = None, none: bool = False) -> bool:
-    """A list (or tuple) of `length` integers in [low, high) (None allowed where `none`)."""
-    return _sequence(values, length) and all(_integer(v, low, high, none) for v in values)
 
 
 # ---------------------------------------------------------------------------------------

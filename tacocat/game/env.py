@@ -1,4 +1,3 @@
-# noqa: D212, D415
 """
 # Tacocat Spelled Backwards — `tacocat_v0`
 
@@ -60,7 +59,7 @@ outside the action space still raises `tacocat.ActionOutOfRangeError` in that mo
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from gymnasium import spaces
@@ -70,12 +69,13 @@ from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from tacocat.game.config import RulesConfig, make_config
-from tacocat.game.engine import (GameState, Phase, apply_action, check_action_id, legal_actions, new_game, returns,
-                                round_shaping)
+from tacocat.game.engine import apply_action, check_action_id, legal_actions, new_game, returns, round_shaping
 from tacocat.game.errors import GameOverError
 from tacocat.game.observation import ObservationLayout, describe, encode, legal_mask
-from tacocat.game.render import render_image, render_text
+from tacocat.game.render.raster import render_image
+from tacocat.game.render.text import render_text
 from tacocat.game.ruleset import compile_rules
+from tacocat.game.state import GameState, Phase
 
 AGENTS = ("player_0", "player_1")
 _SEAT = {agent: seat for seat, agent in enumerate(AGENTS)}
@@ -176,11 +176,11 @@ for _name in ("rewards", "terminations", "truncations", "infos", "agent_selectio
     setattr(ForwardingOrderEnforcingWrapper, _name, _forwarded(_name))
 
 
-class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming convention)
+class raw_env(AECEnv):
     """The `tacocat_v0` AEC environment without wrappers (see the module docstring)."""
 
-    metadata = {"name": "tacocat_v0", "render_modes": ["human", "ansi", "rgb_array"], "is_parallelizable": False,
-                "render_fps": 1}
+    metadata: ClassVar[dict[str, Any]] = {"name": "tacocat_v0", "render_modes": ["human", "ansi", "rgb_array"],
+                                          "is_parallelizable": False, "render_fps": 1}
 
     def __init__(
         self,
@@ -199,7 +199,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming convention)
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
         n_actions = self.codec.size
-        self.action_spaces = {a: spaces.Discrete(n_actions) for a in AGENTS}
+        self.action_spaces: dict[str, spaces.Space] = {a: spaces.Discrete(n_actions) for a in AGENTS}
         self.observation_spaces = {
             a: spaces.Dict({
                 "observation": spaces.Box(low=np.zeros(self.layout.size, np.float32), high=self.layout.high,
@@ -231,7 +231,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming convention)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self._rewards_pending = False  # True while `rewards` holds the last step's non-zero rewards
         self._select_current(self.game)
         if self.render_mode == "human":
@@ -258,7 +258,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming convention)
         over = game.phase is _OVER
         paid = round_shaping(game, rounds_before)
         if over:
-            paid = [p + r for p, r in zip(paid, returns(game))]
+            paid = [p + r for p, r in zip(paid, returns(game), strict=True)]
         rewarded = over or any(paid)
         if rewarded or self._rewards_pending:
             self.rewards = {a: paid[_SEAT[a]] for a in self.agents}

@@ -1,8 +1,14 @@
-"""Exceptions raised by the engine and the environment. All are `ValueError`s."""
+"""Exceptions raised by the engine and the environment (all are `ValueError`s), and
+`one_line`, how every front door (the command line, the web app) states an error."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from pydantic import ValidationError
+
+#: the problems of a pydantic report that `one_line` lists; it counts the rest
+MAX_PROBLEMS = 5
 
 
 class TacocatError(ValueError):
@@ -37,3 +43,23 @@ class GameOverError(TacocatError):
 
 class InvalidPositionError(TacocatError):
     """A set-up position that breaks the rules (a card too many, unequal hands, ...)."""
+
+
+def one_line(err: BaseException | str) -> str:
+    """An error message on one line, as valid UTF-8 text (a lone surrogate, which a web client
+    can send, becomes "?"): its lines and runs of spaces joined by single spaces; a pydantic
+    ValidationError as `invalid <model>: ` and its first `MAX_PROBLEMS` problems, each after
+    its field (`algo.gamma: Input should be ...`), joined with '; '."""
+    if isinstance(err, ValidationError):
+        problems = err.errors()
+        parts = []
+        for problem in problems[:MAX_PROBLEMS]:
+            field = ".".join(str(p) for p in problem["loc"])
+            message = problem["msg"].removeprefix("Value error, ")
+            parts.append(f"{field}: {message}" if field else message)
+        if len(problems) > MAX_PROBLEMS:
+            parts.append(f"and {len(problems) - MAX_PROBLEMS} more")
+        text = " ".join(f"invalid {err.title}: {'; '.join(parts)}".split())
+    else:
+        text = " ".join(str(err).split()) or type(err).__name__
+    return text.encode("utf-8", "replace").decode("utf-8")

@@ -10,7 +10,7 @@ from player_0's goal (0) to player_1's (S - 1). docs/ENVIRONMENT.md has the tabl
 from __future__ import annotations
 
 from enum import Enum
-from typing import NamedTuple, Union
+from typing import NamedTuple
 
 
 class EventKind(str, Enum):
@@ -108,8 +108,8 @@ class GameOver(NamedTuple):
     winner: int | None
 
 
-Event = Union[RoundDealt, ReplaceRevealed, DuelRevealed, AttackPlayed, AnswerPlayed, TrickEnded,
-              ShowdownRevealed, TacocatMoved, GameOver]
+Event = (RoundDealt | ReplaceRevealed | DuelRevealed | AttackPlayed | AnswerPlayed | TrickEnded
+         | ShowdownRevealed | TacocatMoved | GameOver)
 
 #: the class of each kind of event (to read back an event stored as a plain list)
 EVENT_CLASS: dict[EventKind, type[Event]] = {

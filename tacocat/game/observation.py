@@ -43,9 +43,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tacocat.game.engine import GameState, Phase, moves_to_goal
-from tacocat.game.render import render_view
+from tacocat.game.engine import moves_to_goal
+from tacocat.game.render.text import render_view
 from tacocat.game.ruleset import Ruleset
+from tacocat.game.state import GameState, Phase
 from tacocat.game.view import player_view
 
 if TYPE_CHECKING:
@@ -155,7 +156,7 @@ def _encode(
         for v in answer_cards:
             counts[n + v] += 1
         trick = bytes(counts) + one_hot_v[attack_cards[len(answer_cards)] if phase is _ANSWER else None]
-        failing = any(a < t for a, t in zip(answer_cards, attack_cards))
+        failing = any(a < t for a, t in zip(answer_cards, attack_cards, strict=False))
     else:  # no trick (most steps)
         trick = tables.no_trick
         failing = False
@@ -201,7 +202,7 @@ _TABLES: dict[Ruleset, _Tables] = {}
 _REPLACE, _ANSWER, _OVER = Phase.REPLACE, Phase.ANSWER, Phase.OVER
 _PHASE_ONE_HOT = [tuple(_one_hot(5, int(p))) for p in Phase]
 #: the attacker one-hot (me, opp, none) followed by a 0 for "round"
-_ATTACKER_AND_ROUND = [bytes(_one_hot(3, i) + [0]) for i in range(3)]
+_ATTACKER_AND_ROUND = [bytes([*_one_hot(3, i), 0]) for i in range(3)]
 
 
 def _board_block(tables: _Tables, rules: Ruleset, space: int, covered: Sequence[bool], winner: int | None,
@@ -239,6 +240,6 @@ def legal_mask(legal: Sequence[int], size: int) -> np.ndarray:
 
 
 def describe(state: GameState, player: int) -> str:
-    """The text twin of `encode`: what `player` knows, in words (`render.render_view` of the
+    """The text twin of `encode`: what `player` knows, in words (`render.text.render_view` of the
     player's view, the same text a person sees in `tacocat play`)."""
     return render_view(player_view(state, player))

@@ -66,11 +66,12 @@ import pyspiel
 from pydantic import ValidationError
 
 from tacocat.game.config import RulesConfig
-from tacocat.game.engine import Deal, GameState, apply_action, legal_actions, new_game, reorder_pile, shaped_returns
+from tacocat.game.engine import apply_action, legal_actions, new_game, reorder_pile, shaped_returns
 from tacocat.game.errors import TacocatError
 from tacocat.game.observation import ObservationLayout, describe, encode
 from tacocat.game.presets import preset_config
 from tacocat.game.ruleset import Ruleset, compile_rules
+from tacocat.game.state import Deal, GameState
 
 GAME_NAME = "python_tacocat"
 

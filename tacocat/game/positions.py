@@ -12,12 +12,14 @@ from typing import Any
 
 import numpy as np
 
+from tacocat.game.checks import make_state
 from tacocat.game.config import RulesConfig, make_config
-from tacocat.game.engine import GameState, Phase, make_state, replace_step
+from tacocat.game.engine import replace_step
 from tacocat.game.errors import InvalidPositionError
 from tacocat.game.events import EventKind, RoundDealt
-from tacocat.game.actions import Move
+from tacocat.game.actions import Move, MoveKind
 from tacocat.game.ruleset import Ruleset, compile_rules
+from tacocat.game.state import GameState, Phase
 
 _PHASES = {p.name.lower(): p for p in Phase if p is not Phase.OVER}
 
@@ -172,7 +174,7 @@ def setup_position(
         raise InvalidPositionError(f"to_act={to_act} does not fit the {phase} phase (player_{acting} acts)")
 
     # every card exactly once (hands + set aside + duel + table + discard + draw = deck)
-    placed = [h0 + h1 + a0 + a1 + d for h0, h1, a0, a1, d in zip(*hand_counts, *aside, discard_counts)]
+    placed = [h0 + h1 + a0 + a1 + d for h0, h1, a0, a1, d in zip(*hand_counts, *aside, discard_counts, strict=True)]
     for v in (*trick, *answered, *(d for d in duel if d is not None)):
         placed[v] += 1
     for v, n in enumerate(placed):
@@ -220,7 +222,7 @@ def _check_int_list(cards: Any, what: str) -> None:
 
 def _check_attack(rules: Ruleset, attack: list[int]) -> None:
     """The attack must be a single, a set or a sequence of this ruleset (R5.3)."""
-    kind = "single" if len(attack) == 1 else "set" if len(set(attack)) == 1 else "sequence"
+    kind = MoveKind.SINGLE if len(attack) == 1 else MoveKind.SET if len(set(attack)) == 1 else MoveKind.SEQUENCE
     try:
         rules.codec.action(Move(kind, tuple(attack)))
     except KeyError:

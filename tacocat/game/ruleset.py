@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 
@@ -41,10 +42,8 @@ def _id_table(lookup: Callable[[int, int], int], rows: int, first: int, width: i
     for row in range(rows):
         ids: list[int | None] = [None] * width
         for n in range(first, width):
-            try:
+            with contextlib.suppress(KeyError):
                 ids[n] = lookup(row, n)
-            except KeyError:
-                pass
         table.append(ids)
     return table
 

@@ -19,9 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tacocat.game.engine import GameState, Phase, legal_actions, make_state
-from tacocat.game.events import Event, EventKind
+from tacocat.game.checks import make_state
+from tacocat.game.engine import legal_actions
+from tacocat.game.events import AnswerPlayed, AttackPlayed, Event, EventKind
 from tacocat.game.ruleset import Ruleset
+from tacocat.game.state import GameState, Phase
 
 
 @dataclass(frozen=True)
@@ -125,11 +127,10 @@ def opponent_bounds(view: PlayerView, assume_forced_sacrifice: bool = False) -> 
     low, high = 0, view.rules.n_values
     targets: tuple[int, ...] = ()
     answered = 0
-    attack_kind, answer_kind = EventKind.ATTACK, EventKind.ANSWER  # (looked up once, not per event)
     for event in view.round_events():
-        if event.kind is attack_kind:
+        if isinstance(event, AttackPlayed):
             targets, answered = event.cards, 0
-        elif event.kind is answer_kind:  # answers follow their attack card by card, highest first
+        elif isinstance(event, AnswerPlayed):  # answers follow their attack card by card, highest first
             target = targets[answered]
             answered += 1
             if event.player == view.opponent and not event.defended:

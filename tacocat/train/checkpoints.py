@@ -19,7 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tacocat.train.config_files import one_line, read_small_file
+from tacocat.game.errors import one_line
+from tacocat.train.config_files import read_small_file
 from tacocat.train.run_dir import RunDirError, config_hash
 
 CHECKPOINTS = "checkpoints"
@@ -50,7 +51,7 @@ class CheckpointMarker(BaseModel):
             problems.append("it was written under other rules than the run's config.yaml")
         if self.config_sha256 != config_hash(config):
             problems.append("it was written for another config than the run's config.yaml")
-        if int(MARKER_NAME.fullmatch(path.name).group(1)) != self.timesteps:  # type: ignore[union-attr]
+        if int(MARKER_NAME.fullmatch(path.name).group(1)) != self.timesteps:  # type: ignore[union-attr]  # listed by MARKER_NAME
             problems.append(f"its timesteps ({self.timesteps}) are not the ones in its name")
         if self.iteration > self.timesteps or (self.timesteps > 0) != (self.iteration > 0):
             problems.append(f"{self.iteration} iterations cannot have made {self.timesteps} timesteps")

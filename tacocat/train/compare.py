@@ -21,9 +21,9 @@ def compare_runs(run_a: Path, run_b: Path, opponent: str, deal_pairs: int, seed:
     """Win rates of both runs' final policies against `opponent` and their paired difference."""
     from tacocat.evaluation.matches import match
     from tacocat.evaluation.stats import paired_difference_interval
+    from tacocat.stamp import stamp
     from tacocat.train.policy import run_policy
     from tacocat.train.run_dir import load_run_config
-    from tacocat.stamp import stamp
 
     configs = [load_run_config(Path(r)) for r in (run_a, run_b)]
     learners = [run_policy(Path(r)).spec(Path(r)) for r in (run_a, run_b)]
@@ -31,7 +31,7 @@ def compare_runs(run_a: Path, run_b: Path, opponent: str, deal_pairs: int, seed:
         raise ValueError(f"{run_a} and {run_b} were trained under different rules")
     rules = configs[0].rules_config
     results, per_pair = [], []
-    for run, config, learner in zip((run_a, run_b), configs, learners):
+    for run, config, learner in zip((run_a, run_b), configs, learners, strict=True):
         result = match(learner, opponent, deal_pairs=deal_pairs, seed=seed, workers=workers, config=rules,
                        progress=progress)
         results.append({"run": str(run), "backend": config.backend, "agent": learner, "win_rate": result.win_rate_a,

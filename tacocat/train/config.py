@@ -10,27 +10,30 @@ a run reruns from it. Reading YAML files is `tacocat.train.config_files`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias, Union, cast
 
 from pydantic import ValidationError
 
+from tacocat.train.backends import BACKENDS, DEFAULT_BACKEND
 from tacocat.train.config_files import apply_overrides, read_experiment
-from tacocat.train.league.config import LeagueExperiment
-from tacocat.train.rllib.config import RllibExperiment
-from tacocat.train.sb3.config import SB3Experiment
 
-#: an experiment config of any backend
-ExperimentConfig = SB3Experiment | RllibExperiment | LeagueExperiment
-#: the config type of each backend (a config without `backend` is an sb3 one)
-EXPERIMENT_TYPES: dict[str, type[ExperimentConfig]] = {
-    "sb3": SB3Experiment, "rllib": RllibExperiment, "league": LeagueExperiment}
-DEFAULT_BACKEND = "sb3"
+#: the config type of each backend (`tacocat.train.backends.BACKENDS`)
+EXPERIMENT_TYPES = {name: backend.config for name, backend in BACKENDS.items()}
+if TYPE_CHECKING:  # a type checker cannot read a union built at run time: the same union, spelled out
+    from tacocat.train.league.config import LeagueExperiment
+    from tacocat.train.rllib.config import RllibExperiment
+    from tacocat.train.sb3.config import SB3Experiment
+
+    ExperimentConfig: TypeAlias = SB3Experiment | RllibExperiment | LeagueExperiment
+else:
+    #: an experiment config of any backend: the union of the config types of `BACKENDS`
+    ExperimentConfig = Union[tuple(EXPERIMENT_TYPES.values())]  # noqa: UP007 (built from a tuple)
 
 
 def parse_experiment(data: Any) -> ExperimentConfig:
     """Validate plain config data as the config type its `backend` names (the union's
     discriminator; `sb3` if absent). Errors are pydantic ValidationErrors, whose locations are
-    the config's own fields (`one_line` makes one line of them)."""
+    the config's own fields (`tacocat.game.errors.one_line` makes one line of them)."""
     if not isinstance(data, dict):
         raise ValidationError.from_exception_data("ExperimentConfig", [
             {"type": "dict_type", "loc": (), "input": data}])
@@ -41,7 +44,7 @@ def parse_experiment(data: Any) -> ExperimentConfig:
         expected = f"{', '.join(others)} or {last}"
         raise ValidationError.from_exception_data("ExperimentConfig", [
             {"type": "literal_error", "loc": ("backend",), "input": backend, "ctx": {"expected": expected}}])
-    return kind.model_validate({**data, "backend": backend})
+    return cast("ExperimentConfig", kind.model_validate({**data, "backend": backend}))
 
 
 def load_experiment(path: str | Path, seed: int | None = None, overrides: list[str] | None = None) -> ExperimentConfig:

@@ -25,21 +25,6 @@ class UnreadableInputError(ValueError):
     that does not exist; other user errors exit with 1."""
 
 
-def one_line(err: BaseException | str) -> str:
-    """An error message on one line (pydantic's multi-line reports joined with '; ')."""
-    from pydantic import ValidationError
-
-    if isinstance(err, ValidationError):
-        parts = []
-        for e in err.errors():
-            field = ".".join(str(p) for p in e["loc"])
-            message = e["msg"].removeprefix("Value error, ")
-            parts.append(f"{field}: {message}" if field else message)
-        return f"invalid {err.title}: " + "; ".join(parts)
-    text = " ".join(line.strip() for line in str(err).splitlines() if line.strip())
-    return text or type(err).__name__
-
-
 def parse_override(item: str) -> tuple[list[str], Any]:
     """'algo.learning_rate=1e-3' -> (['algo', 'learning_rate'], 0.001); values are YAML."""
     key, sep, value = item.partition("=")

@@ -76,15 +76,16 @@ def cluster_from(coordinator: str | None = None, num_processes: int | None = Non
         if tasks and _integer(tasks, "SLURM_NTASKS") > 1 and "SLURM_PROCID" in environ:
             return Cluster(None, None, None, "Slurm")
         return None
-    missing = [names[k] for k, v in given.items() if v is None]
-    if missing:
+    address_given, count_given, index_given = given["coordinator"], given["num_processes"], given["process_id"]
+    if address_given is None or count_given is None or index_given is None:
+        missing = [names[k] for k, v in given.items() if v is None]
         raise ValueError(f"several processes need the coordinator's address, the number of processes and this "
                          f"process's id; the {source} lacks {', '.join(missing)}")
-    count = _integer(given["num_processes"], names["num_processes"])
-    index = _integer(given["process_id"], names["process_id"])
+    count = _integer(count_given, names["num_processes"])
+    index = _integer(index_given, names["process_id"])
     if count < 1 or not 0 <= index < count:
         raise ValueError(f"{names['process_id']} {index} is not one of the {count} processes (0 to {count - 1})")
-    address = str(given["coordinator"])
+    address = str(address_given)
     host, _, port = address.rpartition(":")
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"{names['coordinator']} {address!r} is not HOST:PORT")

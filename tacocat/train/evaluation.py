@@ -15,8 +15,8 @@ from rich.table import Table
 
 from tacocat.agents.base import Agent
 from tacocat.evaluation.stats import verdict as beats
-from tacocat.train.config import ExperimentConfig
 from tacocat.game.config import RulesConfig
+from tacocat.train.config import ExperimentConfig
 
 EVAL_FIELDS = ["timesteps", "opponent", "win_rate", "ci_low", "ci_high", "deal_pairs"]
 EXACT_FIELDS = ["timesteps", "nash_conv", "exploitability", "policy_value_0", "best_response_0", "best_response_1",

@@ -24,10 +24,11 @@ import numpy as np
 from tacocat.agents.base import Agent, AgentInput
 from tacocat.agents.registry import make_agent, parse_spec
 from tacocat.game.config import RulesConfig, make_config
-from tacocat.game.engine import GameState, apply_action, legal_actions, make_rng, new_game, returns, round_shaping
+from tacocat.game.engine import apply_action, legal_actions, new_game, returns, round_shaping
 from tacocat.game.errors import ActionOutOfRangeError, GameOverError, IllegalActionError, TacocatError
 from tacocat.game.observation import ObservationLayout, encode, legal_mask
 from tacocat.game.ruleset import compile_rules
+from tacocat.game.state import GameState, make_rng
 
 SeatPolicy = Literal["alternate", "random", 0, 1]
 
@@ -120,7 +121,7 @@ class TacocatSingleAgentEnv(gym.Env):
             does: only moves of the action space are penalized.
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}  # noqa: RUF012 (gymnasium.Env's field)
 
     def __init__(
         self,
@@ -238,9 +239,10 @@ class TacocatSingleAgentEnv(gym.Env):
             return np.zeros(self.rules.codec.size, dtype=bool)
         return legal_mask(legal_actions(game), self.rules.codec.size).astype(bool)
 
-    def render(self) -> str | np.ndarray | None:
+    def render(self) -> str | np.ndarray | None:  # type: ignore[override]  # Env's RenderFrame is unbound
         """The table as text ("ansi", the default) or as an RGB image ("rgb_array")."""
-        from tacocat.game.render import render_image, render_text
+        from tacocat.game.render.raster import render_image
+        from tacocat.game.render.text import render_text
 
         game = self._require_game()
         return render_image(game) if self.render_mode == "rgb_array" else render_text(game)

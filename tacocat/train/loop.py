@@ -68,9 +68,11 @@ class Trainer(Protocol):
     def iterate(self) -> dict[str, Any]:
         """One training iteration; its row of progress.csv (the `progress_fields`)."""
 
-    def save(self, folder: Path) -> dict[str, Any]:
+    def save(self, folder: Path | None) -> dict[str, Any]:
         """Write the whole training state into the empty `folder`; return the small JSON state
-        the checkpoint's marker carries (`CheckpointMarker.trainer`)."""
+        the checkpoint's marker carries (`CheckpointMarker.trainer`). `None` on a process other
+        than process 0 of a multi-process run (`take_part`): its part in gathering the state,
+        nothing written (only a backend that runs on several processes is given None)."""
 
     def restore(self, folder: Path, marker: checkpoints.CheckpointMarker) -> None:
         """Continue from a checkpoint `save` wrote; RunDirError naming the file if it is not one
@@ -115,29 +117,30 @@ class Every:
 # train
 # ---------------------------------------------------------------------------------------
 def train(config: ExperimentConfig | None = None, *, resume: Path | None = None, progress: bool = True,
-          listener: EvaluationListener | None = None, address: str | None = None) -> TrainedRun:
-    """Train `config` (or resume the run in `resume`) with its backend."""
-    if resume is not None:
-        run_dir = Path(resume)
-        config = resume_config(run_dir)
+          listener: EvaluationListener | None = None, address: str | None = None) -> TrainedRun | None:
+    """Train `config` (or resume the run in `resume`) with its backend. None on a process other
+    than process 0 of a multi-process run (tacocat/train/distributed.py): it trains and writes
+    nothing."""
+    resumed = Path(resume) if resume is not None else None
+    if resumed is not None:
+        config = resume_config(resumed)
     elif config is None:
         raise ValueError("train() needs a config or resume=RUN_DIR")
     # a run killed before its run.json was written starts over in its directory
-    starting = resume is None or never_started(run_dir)
+    starting = resumed is None or never_started(resumed)
     backend = trainer_module(config.backend)
     if config.eval.nash_conv is not None:
         exact_tree(config.rules_config)  # a tree too large to enumerate is refused before the run directory
     with backend.session(config, address) as extras:
         # several processes (tacocat/train/distributed.py): process 0 writes the run
-        writes = extras.pop("process_index", 0) == 0
-        if resume is None:
-            run_dir = new_run_dir(config) if writes else None
-        if starting and writes:
+        if extras.pop("process_index", 0) != 0:
+            take_part(backend.make_trainer(config, resumed), config, resumed, resuming=not starting)
+            return None
+        run_dir = resumed if resumed is not None else new_run_dir(config)
+        if starting:
             start_run(run_dir, config, extras)
         trainer = backend.make_trainer(config, run_dir)
         try:
-            if not writes:
-                return take_part(trainer, config, run_dir, resuming=not starting)
             return run_training(trainer, config, run_dir, resuming=not starting, progress=progress,
                                 listener=listener)
         finally:
@@ -211,19 +214,21 @@ def run_training(trainer: Trainer, config: ExperimentConfig, run_dir: Path, *, r
     return TrainedRun(run_dir, policy, stopped)
 
 
-def take_part(trainer: Trainer, config: ExperimentConfig, run_dir: Path | None, *, resuming: bool) -> TrainedRun:
+def take_part(trainer: Trainer, config: ExperimentConfig, run_dir: Path | None, *, resuming: bool) -> None:
     """A process of a multi-process run other than process 0: the same iterations from the
-    same checkpoint, and its part in gathering the state at every checkpoint (`save(None)`);
-    it writes nothing (no policy: `TrainedRun.policy` is None)."""
-    found = checkpoints.latest(run_dir, config) if resuming and run_dir is not None else None
-    if found is not None:
-        trainer.restore(*found)
-    saves = Every(config.checkpoint_every, trainer.timesteps)
-    while trainer.timesteps < config.total_timesteps:
-        trainer.iterate()
-        if saves.due(trainer.timesteps) or trainer.timesteps >= config.total_timesteps:
-            trainer.save(None)
-    return TrainedRun(run_dir, None, False)  # type: ignore[arg-type]
+    same checkpoint (`run_dir`, when resuming), and its part in gathering the state at every
+    checkpoint (`save(None)`); it writes nothing. Closes `trainer`."""
+    try:
+        found = checkpoints.latest(run_dir, config) if resuming and run_dir is not None else None
+        if found is not None:
+            trainer.restore(*found)
+        saves = Every(config.checkpoint_every, trainer.timesteps)
+        while trainer.timesteps < config.total_timesteps:
+            trainer.iterate()
+            if saves.due(trainer.timesteps) or trainer.timesteps >= config.total_timesteps:
+                trainer.save(None)
+    finally:
+        trainer.close()
 
 
 @contextlib.contextmanager

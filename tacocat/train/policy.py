@@ -12,7 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from tacocat.train.config_files import one_line, read_small_file
+from tacocat.game.errors import one_line
+from tacocat.train.config_files import read_small_file
 from tacocat.train.run_dir import RunDirError
 
 #: final.json is read only up to this size

@@ -14,7 +14,6 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from tacocat.train.backends import BACKENDS
 from tacocat.game.config import RulesConfig
 
 #: an experiment name is one path component of letters, digits, '_', '-' and '.', so that the
@@ -156,6 +155,8 @@ class ExperimentBase(_Strict):
     @classmethod
     def _fields_in_their_sections(cls, data: Any) -> Any:
         """Another backend's section is refused by name (rather than as an unknown key)."""
+        from tacocat.train.backends import BACKENDS  # which imports this module's subclasses
+
         if isinstance(data, dict):
             backend = data.get("backend")
             for section in BACKENDS:  # each backend's section is named after it
@@ -184,7 +185,7 @@ class ExperimentBase(_Strict):
             if spec.split(":", 1)[0].strip() in ("ppo", "league", "rllib"):
                 agent = make_agent(spec)
                 try:
-                    agent.check_ruleset(ruleset)  # type: ignore[attr-defined]
+                    agent.check_ruleset(ruleset)  # type: ignore[attr-defined]  # ppo, league, rllib: network agents
                 except ValueError as err:
                     raise ValueError(f"{field}: {err}") from None
         return self
@@ -205,7 +206,7 @@ class ExperimentBase(_Strict):
 
     def _needs_an_opponent(self) -> None:
         if not self.opponents:
-            raise ValueError(f"opponents: backend {self.backend} needs at least one opponent")  # type: ignore[attr-defined]
+            raise ValueError(f"opponents: backend {self.backend} needs at least one opponent")  # type: ignore[attr-defined]  # the mixin of an experiment
 
     @property
     def rules_config(self) -> RulesConfig:

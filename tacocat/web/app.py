@@ -42,7 +42,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tacocat.game.presets import PRESETS
-from tacocat.web.errors import WebError, check_text, one_line
+from tacocat.game.errors import one_line
+from tacocat.web.errors import WebError, check_text
 from tacocat.web.games import (
     MAX_FILE_GAMES, SEED_LIMIT, Game, GameStore, PlayGame, ReplayGame, Rules, WatchGame, read_game_file,
 )

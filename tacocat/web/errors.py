@@ -1,12 +1,12 @@
-"""The one kind of refusal of the web app: `WebError`, an HTTP status and one line, and the
-helpers that make such lines."""
+"""The one kind of refusal of the web app: `WebError`, an HTTP status and one line
+(`tacocat.game.errors.one_line`), and `check_text`, which refuses text no answer could carry."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from pydantic import ValidationError
+from tacocat.game.errors import one_line
 
 
 class WebError(Exception):
@@ -16,19 +16,6 @@ class WebError(Exception):
         super().__init__(message)
         self.status = status
         self.message = one_line(message)
-
-
-def one_line(err: BaseException | str) -> str:
-    """An error on one line (a pydantic report as its first problem, with the field), as
-    UTF-8 text (a lone surrogate a client sent becomes "?")."""
-    if isinstance(err, ValidationError):
-        first = err.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        message = first["msg"].removeprefix("Value error, ")
-        text = f"{where}: {message}" if where else message
-    else:
-        text = " ".join(str(err).split()) or type(err).__name__
-    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def check_text(data: Any, where: str) -> None:

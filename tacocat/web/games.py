@@ -18,8 +18,10 @@ Three kinds of game live on the server, each under an unguessable id (`secrets.t
 
 Agent moves use the same loop as `tacocat.cli.human.play_human`: the acting agent's `AgentInput`
 from the state, then `apply_action`, each after `Budget.check` (tacocat.web.work: the request's
-deadline, or its client gone). Every refusal is a `WebError` with an HTTP status and a
-one-line message, raised before anything changes.
+deadline, or its client gone). A person's move is the engine's to judge: `apply_action` on a
+copy of the game, its refusal (an illegal action, a finished game) turned into the WebError.
+Every refusal is a `WebError` with an HTTP status and a one-line message, raised before
+anything changes.
 """
 
 from __future__ import annotations
@@ -43,12 +45,16 @@ from starlette.concurrency import run_in_threadpool
 from tacocat.evaluation.arena import GameRecord, agent_rngs
 from tacocat.agents.base import AgentInput
 from tacocat.evaluation.game_files import ReplayError, check_game, game_to_dict, replay_game
+from tacocat.game.actions import ActionCodec
 from tacocat.game.config import RulesConfig
-from tacocat.game.engine import GameState, apply_action, new_game
+from tacocat.game.engine import apply_action, new_game
 from tacocat.game.presets import PRESETS, preset_config
-from tacocat.game.render import describe_event, render_svg, render_text, render_view
+from tacocat.game.render.svg import render_svg
+from tacocat.game.render.text import describe_event, render_text, render_view
+from tacocat.game.state import GameState
 from tacocat.game.view import PlayerView, player_view
-from tacocat.web.errors import WebError, check_text, one_line
+from tacocat.game.errors import ActionOutOfRangeError, GameOverError, IllegalActionError, one_line
+from tacocat.web.errors import WebError, check_text
 
 if TYPE_CHECKING:
     from tacocat.web.specs import AgentChoice
@@ -218,18 +224,12 @@ class PlayGame(Game):
         if version != self.version:
             raise WebError(409, f"stale move: it was made at move {version}, but the game is at move "
                                 f"{self.version} (another tab?); reload the game")
-        view = self.view()
-        if self.state.is_over:
-            raise WebError(409, "the game is over; start a rematch")
-        codec = view.rules.codec
-        if action >= codec.size:
-            raise WebError(400, f"illegal move: {action} is not an action of these rules (0..{codec.size - 1})")
-        if action not in view.legal_actions:
-            legal = ", ".join(f"{a} ({codec.names[a]})" for a in view.legal_actions)
-            raise WebError(400, f"illegal move: {action} ({codec.names[action]}) is not legal now; legal moves: {legal}")
         trial = self.state.clone()
         generator = self.agent.rng.bit_generator.state
-        apply_action(trial, action, self.seat)
+        try:
+            apply_action(trial, action, self.seat)  # the engine's refusal leaves `trial` (and the game) unchanged
+        except (GameOverError, IllegalActionError) as err:
+            raise _refused_move(err, action, trial.rules.codec) from None
         try:
             self._agent_moves(trial, budget)
         except BaseException:
@@ -267,6 +267,21 @@ class PlayGame(Game):
 
     def rematch(self, swap: bool, budget: Budget) -> PlayGame:
         return PlayGame(self.rules, self.choice, 1 - self.seat if swap else self.seat, None, budget)
+
+
+def _refused_move(err: GameOverError | IllegalActionError, action: int, codec: ActionCodec) -> WebError:
+    """The engine's refusal of a person's `action` as a WebError: 409 when the game is over, 400
+    for an action that is not legal (out of range or not legal now), naming the legal moves.
+    (The person always moves in their own turn: the agent's replies run until it comes, so the
+    engine's NotYourTurnError would be the server's fault, a 500.)"""
+    if isinstance(err, GameOverError):
+        return WebError(409, "the game is over; start a rematch")
+    legal = ", ".join(f"{a} ({name})" for a, name in zip(err.legal_actions, err.legal_moves, strict=True))
+    if isinstance(err, ActionOutOfRangeError):
+        return WebError(400, f"illegal move: {action} is not an action of these rules (0..{codec.size - 1}); "
+                             f"legal moves: {legal}")
+    return WebError(400, f"illegal move: {action} ({codec.names[action]}) is not legal now; "
+                         f"legal moves: {legal}")
 
 
 # ---------------------------------------------------------------------------------------

@@ -28,7 +28,8 @@ from tacocat.agents.base import Agent
 from tacocat.agents.mlp_agent import CHAMPION
 from tacocat.agents.registry import AgentSpecError, list_agents, make_agent, parse_spec
 from tacocat.game.config import LIMITS, RulesConfig
-from tacocat.web.errors import WebError, one_line
+from tacocat.game.errors import one_line
+from tacocat.web.errors import WebError
 
 #: the caps on the thinking budget of the agents served
 MAX_SEARCH_SIMULATIONS = 1000

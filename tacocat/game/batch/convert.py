@@ -26,9 +26,9 @@ import numpy as np
 from tacocat.game.batch import core
 from tacocat.game.batch.core import State
 from tacocat.game.batch.tables import NONE, VOID, Tables
-from tacocat.game.engine import GameState, Phase, check_state, make_state
-from tacocat.game.errors import InvalidPositionError
+from tacocat.game.checks import check_state, make_state
 from tacocat.game.ruleset import Ruleset, compile_rules
+from tacocat.game.state import GameState, Phase
 
 #: fields of `State` that depend on the deal (the shuffle) rather than on the public game
 DEAL_FIELDS = ("hands", "rank")
@@ -157,7 +157,7 @@ def _stack(rows: list[dict[str, np.ndarray]], t: Tables) -> State:
 def rebuild(fields: dict[str, np.ndarray], t: Tables) -> State:
     """A batch state from stacked rules fields (numpy), its derived fields recomputed."""
     batch = np.shape(fields["current_player"])
-    return _refresher(t)(State(**_empty_fields(t, batch), **fields))  # type: ignore[operator]
+    return _refresher(t)(State(**_empty_fields(t, batch), **fields))
 
 
 def _ended_by_illegal_action(row: State) -> bool:

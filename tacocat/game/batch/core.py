@@ -36,7 +36,7 @@ from pgx.core import State as PgxState
 from tacocat.game.batch import xla
 from tacocat.game.batch.tables import ATTACK, DEFEND, DUEL, NONE, REPLACE, SACRIFICE, STOP, VOID, Tables
 
-# phases, as tacocat.game.engine.Phase
+# phases, as tacocat.game.state.Phase
 P_REPLACE, P_DUEL, P_ATTACK, P_ANSWER, P_OVER = range(5)
 #: the kind of a step that changes no rules field (an illegal action, or a finished game)
 _NO_MOVE = -1

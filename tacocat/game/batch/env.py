@@ -27,7 +27,7 @@ from tacocat.game.batch import convert, core
 from tacocat.game.batch.core import State
 from tacocat.game.batch.tables import Tables, compile_tables
 from tacocat.game.config import RulesConfig, make_config
-from tacocat.game.engine import GameState
+from tacocat.game.state import GameState
 
 
 class TacocatBatch(pgx.core.Env):
@@ -64,14 +64,14 @@ class TacocatBatch(pgx.core.Env):
         return core.init(self.tables, key)
 
     def _step(self, state: pgx.core.State, action: jax.Array, key: jax.Array | None) -> State:
-        return core.step(self.tables, state, action, key)  # type: ignore[arg-type]
+        return core.step(self.tables, state, action, key)  # type: ignore[arg-type]  # pgx passes a key (pgx.Env.step)
 
     def _observe(self, state: pgx.core.State, player_id: jax.Array) -> jax.Array:
-        return core.observe(self.tables, state, player_id)  # type: ignore[arg-type]
+        return core.observe(self.tables, state, player_id)
 
     def step(self, state: pgx.core.State, action: jax.Array, key: jax.Array | None = None) -> State:
         """Play `action` for `state.current_player`; `key` deals the next round if one starts."""
-        return core.step(self.tables, state, self._checked(state, action, key), key)  # type: ignore[arg-type]
+        return core.step(self.tables, state, self._checked(state, action, key), key)  # type: ignore[arg-type]  # _checked refused None
 
     def step_autoreset(self, state: pgx.core.State, action: jax.Array, key: jax.Array | None = None) -> State:
         """`step` with pgx's `experimental.auto_reset(env.step, env.init)`: a game that ends is
@@ -79,7 +79,7 @@ class TacocatBatch(pgx.core.Env):
         and `truncated`; the next call plays its action on that new game (the flags passed in
         count as seen). Same games as pgx's wrapper from the same keys (tested against it); a
         new round and a new game share the step's one shuffle."""
-        return core.step(self.tables, state, self._checked(state, action, key), key,  # type: ignore[arg-type]
+        return core.step(self.tables, state, self._checked(state, action, key), key,  # type: ignore[arg-type]  # _checked refused None
                          autoreset=True)
 
     def _checked(self, state: pgx.core.State, action: jax.Array, key: jax.Array | None) -> jax.Array:
@@ -104,7 +104,7 @@ class TacocatBatch(pgx.core.Env):
         return jax.lax.stop_gradient(self._observe(state, jnp.asarray(player_id, jnp.int32)))
 
     @property
-    def id(self) -> str:  # type: ignore[override]
+    def id(self) -> str:
         return "tacocat_v0"
 
     @property

@@ -30,7 +30,7 @@ import contextlib
 import functools
 import os
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, TypeGuard
 
 import jax
 import jax.numpy as jnp
@@ -93,6 +93,11 @@ def _with_plain_form(plain_form: Callable[..., Any]) -> Callable[[Callable[..., 
 Parts = jax.Array | Iterable[jax.Array]
 
 
+def _is_array(x: Parts) -> TypeGuard[jax.Array]:
+    """Whether `x` is one array (parts on its last axis) rather than an iterable of arrays."""
+    return hasattr(x, "ndim")
+
+
 def _each(x: Parts) -> Iterator[jax.Array]:
     """The parts of `x` one by one: the entries of the last axis of an array, or the arrays of
     an iterable. The XLA:CPU forms take each part where they use it, so that, given a
@@ -101,12 +106,12 @@ def _each(x: Parts) -> Iterator[jax.Array]:
     first version of these helpers that computed whole vectors and sliced them
     (`first_true(hand > 0)` for `hand[v] > 0` in a loop), or added in another order, ran the
     random rollout's largest fused kernel at twice the instructions (callgrind)."""
-    return (x[..., i] for i in range(x.shape[-1])) if hasattr(x, "ndim") else iter(x)
+    return (x[..., i] for i in range(x.shape[-1])) if _is_array(x) else iter(x)
 
 
 def _stacked(x: Parts) -> jax.Array:
     """`x` with its parts on the last axis."""
-    return x if hasattr(x, "ndim") else jnp.stack(list(x), axis=-1)
+    return x if _is_array(x) else jnp.stack(list(x), axis=-1)
 
 
 # ---------------------------------------------------------------------------------------
@@ -364,7 +369,7 @@ def _pass_through(count: jax.Array, *leaves: jax.Array) -> tuple[jax.Array, ...]
 @_pass_through.def_vmap
 def _pass_through_batched(size: int, batched: list[bool], count: jax.Array,
                           *leaves: jax.Array) -> tuple[tuple, tuple[bool, ...]]:
-    leaves = tuple(x if b else jnp.broadcast_to(x, (size, *jnp.shape(x))) for x, b in zip(leaves, batched[1:]))
+    leaves = tuple(x if b else jnp.broadcast_to(x, (size, *jnp.shape(x))) for x, b in zip(leaves, batched[1:], strict=True))
     never = jax.tree.map(jnp.zeros_like, leaves)  # not taken: count is never negative
     return jax.lax.cond(jnp.all(count >= 0), lambda: leaves, lambda: never), (True,) * len(leaves)
 
@@ -392,8 +397,9 @@ def packed_rows(fn: Callable[..., Any], room: Callable[[int], int]) -> TwoForms:
 
     @packed.def_vmap
     def packed_batch(size: int, batched: list[bool], needed: jax.Array, *args: Any) -> tuple[Any, Any]:
-        needed, *args = (x if b else jnp.broadcast_to(x, (size, *jnp.shape(x)))
-                         for x, b in zip((needed, *args), batched))
+        needed, *rest = (x if b else jnp.broadcast_to(x, (size, *jnp.shape(x)))
+                         for x, b in zip((needed, *args), batched, strict=True))
+        args = tuple(rest)
         every = jax.vmap(fn)
         buffer = room(size)
         if buffer >= size:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Literal
 
@@ -244,8 +245,8 @@ def even_n_envs(config: LeagueExperiment, tries: int = 4096) -> int | None:
 def check_init_actor(spec: str, config: LeagueExperiment) -> None:
     """ValueError, one line, unless `spec` plays a policy file trained for the config's rules
     whose hidden layers and activation are `algo.net_arch` and `algo.activation`."""
-    from tacocat.agents.registry import parse_spec
     from tacocat.agents.jax_ports import POLICY_FILE_AGENTS, check_ported
+    from tacocat.agents.registry import parse_spec
 
     name, _ = parse_spec(spec)
     if name not in POLICY_FILE_AGENTS:
@@ -255,8 +256,8 @@ def check_init_actor(spec: str, config: LeagueExperiment) -> None:
         _, agent = check_ported(spec, config.rules_config)
     except ValueError as err:
         raise ValueError(f"league.init_actor: {err}") from None
-    hidden = [int(weight.shape[0]) for weight, _ in agent.layers[:-1]]  # type: ignore[attr-defined]
-    activation = agent.meta["activation"]  # type: ignore[attr-defined]
+    hidden = [int(weight.shape[0]) for weight, _ in agent.layers[:-1]]  # type: ignore[attr-defined]  # MLPPolicyAgent
+    activation = agent.meta["activation"]  # type: ignore[attr-defined]  # MLPPolicyAgent
     if hidden != list(config.algo.net_arch) or activation != config.algo.activation:
         raise ValueError(f"league.init_actor: {agent.path} has hidden layers {hidden} and activation {activation}; "  # type: ignore[attr-defined]
                          f"algo.net_arch is {list(config.algo.net_arch)} and algo.activation {config.algo.activation}: "
@@ -283,7 +284,7 @@ def league_memory_bytes(config: LeagueExperiment) -> int:
     environments = 2 * games * (4 * obs + actions)
 
     def mlp(sizes: list[int]) -> int:
-        return sum((a + 1) * b for a, b in zip(sizes[:-1], sizes[1:]))
+        return sum((a + 1) * b for a, b in itertools.pairwise(sizes))
 
     hidden = list(config.algo.net_arch)
     params = mlp([obs, *hidden, actions]) + mlp([critic_in, *hidden, 1])

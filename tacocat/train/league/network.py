@@ -10,6 +10,8 @@ Weights are stored (in, out) as JAX multiplies them; exported (out, in) as `taco
 
 from __future__ import annotations
 
+import itertools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -25,7 +27,7 @@ def init_mlp(key: jax.Array, sizes: list[int], last_gain: float) -> list[tuple[j
     """Orthogonal weights (gain sqrt 2, `last_gain` for the output layer) and zero biases (CleanRL's init)."""
     layers = []
     keys = jax.random.split(key, len(sizes) - 1)
-    for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+    for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes)):
         gain = last_gain if i == len(sizes) - 2 else float(np.sqrt(2))
         weight = jax.nn.initializers.orthogonal(gain)(keys[i], (n_in, n_out), jnp.float32)
         layers.append((weight, jnp.zeros(n_out, jnp.float32)))

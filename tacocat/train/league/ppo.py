@@ -40,11 +40,11 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from tacocat.train.league.devices import AXIS, RowLayout
 from tacocat.agents.heuristic_jax import Policy, failed_answer_floor
 from tacocat.agents.jax_ports import Block
-from tacocat.train.league.network import Params, init_params, masked_logits, value
 from tacocat.game.batch.rollout import pick_by_logits
+from tacocat.train.league.devices import AXIS, RowLayout
+from tacocat.train.league.network import Params, init_params, masked_logits, value
 
 
 @dataclass(frozen=True)
@@ -246,12 +246,12 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         the rows that do sample fit its smaller buffer; the rows where the opponent acts are
         computed exactly as before."""
         parts = []
-        for whole, block, block_key in zip(blocks, local_blocks, jax.random.split(key, len(blocks))):
+        for whole, block, block_key in zip(blocks, local_blocks, jax.random.split(key, len(blocks)), strict=True):
             o, m = obs[block.start:block.stop], mask[block.start:block.stop]
             if block.kind == "self":  # the current policy: its sampled action, already computed
                 parts.append(learner_action[block.start:block.stop])
             elif block.kind == "snapshot":
-                actor = jax.tree.map(lambda leaf: leaf[snapshot_ids[block.index]], pool["actor"])
+                actor = jax.tree.map(lambda leaf: leaf[snapshot_ids[block.index]], pool["actor"])  # noqa: B023 (map calls it at once)
                 u = layout.mine_of_block(jax.random.uniform(block_key, (whole.rows,)), whole)
                 parts.append(sample(u, masked_logits(actor, net_obs[block.start:block.stop], m, s.activation), m)[0])
             else:
@@ -388,7 +388,10 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
 
     if mesh is not None:
         split, whole = jax.sharding.PartitionSpec(AXIS), jax.sharding.PartitionSpec()
-        runner_specs = Runner(whole, whole, split, split, split, whole, whole)
+        # shard_map's specs: a Runner of PartitionSpecs, not of arrays
+        runner_specs = Runner(whole, whole, split, split, split, whole, whole)  # type: ignore[arg-type]  # specs
+        in_specs: tuple[Any, ...]
+        out_specs: tuple[Any, ...]
         if critic_only:
             in_specs, out_specs = (runner_specs, whole, whole, whole, whole), (runner_specs, whole, whole)
         else:

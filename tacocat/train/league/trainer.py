@@ -1,12 +1,13 @@
 """`backend: league`: jitted PPO on the batch engine against a league.
 
 Reads top to bottom: the config becomes PPO settings, the blocks of rows of the mixture
-(`mixture.split_rows`) and the JAX forms of the fixed opponents (`fixed.make_opponent`: heuristic
-ports, `random`, policy files) -> one jitted iteration (`ppo.make_iteration`)
--> `LeagueTrainer`: per iteration, in Python, the snapshot pool (add a snapshot every
-`league.snapshot_every` iterations, draw the snapshot each slot plays, uniform or PFSP) around
-the jitted call. The policy, `policy.npz`, is the actor as the ladder agent
-`league:path=RUN/policy.npz`. The run loop around it is `tacocat.train.loop`.
+(`tacocat.agents.jax_ports.split_rows`) and the JAX forms of the fixed opponents
+(`tacocat.agents.jax_forms.make_opponent`: heuristic ports, `random`, policy files) -> one
+jitted iteration (`ppo.make_iteration`) -> `LeagueTrainer`: per iteration, in Python, the
+snapshot pool (`pool.SnapshotPool`: add a snapshot every `league.snapshot_every` iterations,
+draw the snapshot each slot plays, uniform or PFSP) around the jitted call. The policy,
+`policy.npz`, is the actor as the ladder agent `league:path=RUN/policy.npz`. The run loop around
+it is `tacocat.train.loop`.
 
 A warm start (`league.init_actor`) replaces the fresh actor by a policy file's network before
 anything else reads it (the snapshot pool's first slot holds it too); `league.critic_warmup`
@@ -14,13 +15,11 @@ runs that many first iterations through a second compiled iteration that trains 
 alone, with its own Adam state (checkpointed with the rest), so that PPO's optimizer makes its
 first step at the first PPO iteration, as in a run without warm-up.
 
-A checkpoint (`tacocat.train.checkpoints`) holds `arrays.npz` (every array of the runner,
-the pool and the environment state, as the leaves of their pytrees, no pickle) and, in its
-marker, `LeagueState`: the pool's bookkeeping and the numpy generator that draws snapshots. A
-resumed run continues bit for bit where the checkpoint left off. A resume trusts nothing it
-reads: the checkpoint must be one this config's run can have written (`LeagueState.check_against`,
-`_read_arrays`, `_check_runner`: every field's type, range, shape and finiteness, sizes bounded
-before reading); anything else is one RunDirError naming the file.
+A checkpoint holds `arrays.npz` (every array of the runner, the pool and the environment state,
+no pickle) and, in its marker, `LeagueState`: the pool's bookkeeping and the numpy generator
+that draws snapshots; its format and the checks of a resume, which trusts nothing it reads, are
+`tacocat.train.league.checkpoint`. A resumed run continues bit for bit where the checkpoint left
+off.
 """
 
 from __future__ import annotations
@@ -29,33 +28,38 @@ import contextlib
 import dataclasses
 import json
 import math
-import stat
-import zipfile
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
+from tacocat.agents.jax_forms import make_opponent, opponent_digest
+from tacocat.agents.jax_ports import Block, split_rows
+from tacocat.game.errors import one_line
+from tacocat.game.ruleset import compile_rules
 from tacocat.train.checkpoints import CheckpointMarker
-from tacocat.train.config_files import one_line
+from tacocat.train.league.checkpoint import (
+    ARRAYS,
+    LeagueState,
+    check_exploiter,
+    check_runner,
+    plain_arrays,
+    read_arrays,
+)
+from tacocat.train.league.config import LeagueExperiment
+from tacocat.train.league.devices import Placement, RowLayout, ask_host_devices, check_devices, make_mesh
+from tacocat.train.league.network import Params, actor_from_layers, actor_layers, input_scale
+from tacocat.train.league.pool import SnapshotPool
+from tacocat.train.league.ppo import Coefficients, PPOSettings, Runner, init_runner, make_iteration, make_optimizer
 from tacocat.train.loop import no_session
 from tacocat.train.policy import ExportedPolicy
 from tacocat.train.run_dir import RunDirError
-from tacocat.train.league.config import LeagueExperiment
-from tacocat.train.league.devices import Placement, RowLayout, ask_host_devices, check_devices, make_mesh
-from tacocat.agents.jax_forms import make_opponent, opponent_digest
-from tacocat.agents.jax_ports import Block, split_rows
-from tacocat.train.league.network import Params, actor_from_layers, actor_layers, input_scale
-from tacocat.train.league.ppo import Coefficients, PPOSettings, Runner, init_runner, make_iteration, make_optimizer
-from tacocat.game.ruleset import compile_rules
 
 POLICY_FILE = "policy.npz"
-ARRAYS = "arrays.npz"
 _FAST_COMPILE = {"xla_backend_optimization_level": 0}
 #: compiled iterations by (rules, settings, blocks, opponents, fast): a second run in the same
 #: process (a resume, a test) does not compile again
@@ -176,231 +180,17 @@ def placement_of(config: LeagueExperiment) -> Placement | None:
 
 
 # ---------------------------------------------------------------------------------------
-# the snapshot pool (arrays in JAX, bookkeeping in Python)
+# export (the actor as a policy file)
 # ---------------------------------------------------------------------------------------
-class SnapshotPool:
-    """Up to `size` frozen copies of the learner's params, stacked on a leading axis (slot 0
-    holds the initial policy from the start), with the learner's results against each."""
-
-    def __init__(self, params: Params, size: int) -> None:
-        self.arrays: Params = jax.tree.map(lambda x: jnp.stack([x] * size), params)
-        self.size = size
-        self.filled = 1
-        self.next_slot = 1 % size
-        self.games = [0] * size
-        self.wins = [0] * size
-
-    def add(self, params: Params) -> None:
-        slot = self.next_slot
-        self.arrays = jax.tree.map(lambda pool, x: pool.at[slot].set(x), self.arrays, params)
-        self.games[slot] = self.wins[slot] = 0
-        self.filled = min(self.filled + 1, self.size)
-        self.next_slot = (slot + 1) % self.size
-
-    def draw(self, rng: np.random.Generator, slots: int, sampling: str, power: float) -> np.ndarray:
-        """The snapshot each slot plays: uniform, or PFSP ((1 - learner's win rate) ** power,
-        the win rate with one prior win and one prior loss)."""
-        if sampling == "uniform":
-            weights = np.ones(self.filled)
-        else:
-            rate = (np.array(self.wins[:self.filled]) + 1) / (np.array(self.games[:self.filled]) + 2)
-            weights = (1 - rate) ** power + 1e-6
-        return rng.choice(self.filled, size=slots, p=weights / weights.sum()).astype(np.int32)
-
-    def record(self, blocks: list[Block], snapshot_ids: np.ndarray, games: np.ndarray, wins: np.ndarray) -> None:
-        for block in blocks:
-            if block.kind == "snapshot":
-                slot = int(snapshot_ids[block.index])
-                self.games[slot] += int(games[block.start:block.stop].sum())
-                self.wins[slot] += int(wins[block.start:block.stop].sum())
-
-    def bookkeeping(self) -> dict[str, Any]:
-        return {"filled": self.filled, "next_slot": self.next_slot, "games": self.games, "wins": self.wins}
-
-    def restore(self, arrays: Params, book: dict[str, Any]) -> None:
-        self.arrays = arrays
-        self.filled, self.next_slot = book["filled"], book["next_slot"]
-        self.games, self.wins = list(book["games"]), list(book["wins"])
-
-
-# ---------------------------------------------------------------------------------------
-# checkpoints and export (arrays + JSON; nothing is pickled)
-# ---------------------------------------------------------------------------------------
-def _plain(tree: Any) -> Any:
-    """PRNG keys as their uint32 data, so that every leaf is a plain array."""
-    return jax.tree.map(lambda x: jax.random.key_data(x) if jnp.issubdtype(x.dtype, jax.dtypes.prng_key) else x, tree)
-
-
-#: room for one .npy member's header besides its data (numpy's own header limit is 10,000)
-_NPY_HEADER_BYTES = 16 << 10
-_EXACT = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-class _PoolBook(BaseModel):
-    model_config = _EXACT
-    filled: int = Field(ge=1)
-    next_slot: int = Field(ge=0)
-    games: list[Annotated[int, Field(ge=0)]]
-    wins: list[Annotated[int, Field(ge=0)]]
-
-
-class _PCG64Words(BaseModel):
-    model_config = _EXACT
-    state: int = Field(ge=0, lt=2**128)
-    inc: int = Field(ge=0, lt=2**128)
-
-
-class _GeneratorState(BaseModel):
-    """numpy's `PCG64.state` (the generator that draws the snapshots)."""
-
-    model_config = _EXACT
-    bit_generator: Literal["PCG64"]
-    state: _PCG64Words
-    has_uint32: int = Field(ge=0, le=1)
-    uinteger: int = Field(ge=0, lt=2**32)
-
-
-class LeagueState(BaseModel):
-    """The league's part of a checkpoint's marker: the pool's bookkeeping and the snapshot
-    generator. Read strictly (no coercion, no extra keys), then checked against the run's
-    config (`check_against`)."""
-
-    model_config = _EXACT
-    rng: _GeneratorState
-    pool: _PoolBook
-
-    def check_against(self, config: LeagueExperiment, marker: CheckpointMarker, path: Path) -> None:
-        """RunDirError naming `path` unless this state is one that `config`'s run reaches at the
-        marker's iteration."""
-        league = config.league
-        per_iteration = config.steps_per_iteration
-        last = config.iterations * per_iteration
-        timesteps, iteration = marker.timesteps, marker.iteration
-        problems = []
-        if not (per_iteration <= timesteps <= last and timesteps == iteration * per_iteration):
-            problems.append(f"timesteps {timesteps} at iteration {iteration} is not a point of this run "
-                            f"({per_iteration} env steps per iteration, at most {last})")
-        snapshots, size = 1 + iteration // league.snapshot_every, league.snapshot_pool
-        if league.exploiter is not None:
-            snapshots += iteration // league.exploiter.snapshot_every
-        book = self.pool
-        if (book.filled, book.next_slot) != (min(snapshots, size), snapshots % size):
-            problems.append(f"pool.filled and pool.next_slot must be {min(snapshots, size)} and {snapshots % size} "
-                            f"at iteration {iteration}")
-        if len(book.games) != size or len(book.wins) != size:
-            problems.append(f"pool.games and pool.wins must hold league.snapshot_pool = {size} counts")
-        elif any(w > g for g, w in zip(book.games, book.wins)) or any(book.games[book.filled:]):
-            problems.append("pool.wins must not exceed pool.games, and empty slots have no games")
-        elif sum(book.games) > timesteps:
-            problems.append("pool.games counts more games than the run has played steps")
-        if problems:
-            raise RunDirError(f"{path}: " + "; ".join(problems))
-
-
-def _read_arrays(path: Path, template: list[np.ndarray]) -> list[np.ndarray]:
-    """The arrays of a checkpoint .npz, one per leaf of `template`, each of its dtype and shape
-    and finite; sizes are checked from the zip's directory before any member is read, and no
-    member is unpickled. RunDirError naming `path` else."""
-    names = [f"leaf_{i}" for i in range(len(template))]
-    try:
-        info = path.stat()
-        if not stat.S_ISREG(info.st_mode):
-            raise RunDirError(f"{path}: a checkpoint must be a regular file")
-        if info.st_size > sum(x.nbytes + 2 * _NPY_HEADER_BYTES for x in template):
-            raise RunDirError(f"{path} is larger than this run's checkpoint can be")
-        with zipfile.ZipFile(path) as archive:
-            members = archive.infolist()
-            if sorted(m.filename for m in members) != sorted(f"{n}.npy" for n in names):
-                raise RunDirError(f"{path} holds {len(members)} members, not this run's {len(names)} arrays "
-                                  "leaf_0 ...: it was written by another version or is not a checkpoint")
-            for member, leaf in zip(sorted(members, key=lambda m: m.filename), sorted(zip(names, template))):
-                if member.file_size > leaf[1].nbytes + _NPY_HEADER_BYTES:
-                    raise RunDirError(f"{path}: {member.filename} is larger than its array can be")
-        with np.load(path, allow_pickle=False) as data:
-            loaded = [data[name] for name in names]
-    except (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error) as err:
-        if isinstance(err, RunDirError):
-            raise
-        raise RunDirError(f"{path} cannot be read as a checkpoint ({type(err).__name__}): it is damaged or not "
-                          "one") from None
-    for i, (old, new) in enumerate(zip(template, loaded)):
-        if old.shape != new.shape or old.dtype != new.dtype:
-            raise RunDirError(f"{path}: array {i} is {new.dtype}{new.shape}, expected "
-                              f"{old.dtype}{old.shape}: it was written by another version")
-        if np.issubdtype(new.dtype, np.floating) and not np.isfinite(new).all():
-            raise RunDirError(f"{path}: array {i} holds NaN or infinite values")
-    return loaded
-
-
-def _check_optimizer(opt_state: Any, updates: int, what: str, iteration: int, path: Path) -> None:
-    """RunDirError naming `path` unless the optimizer state has made `updates` steps and its
-    second moments are not negative."""
-    import optax
-
-    counts = [np.asarray(x) for x in jax.tree.leaves(opt_state) if jnp.issubdtype(x.dtype, jnp.integer)]
-    if any((c != updates).any() for c in counts):
-        raise RunDirError(f"{path}: the {what}'s step counts must be {updates} at iteration {iteration}")
-    if any((np.asarray(x) < 0).any() for x in jax.tree.leaves(optax.tree_utils.tree_get(opt_state, "nu"))):
-        raise RunDirError(f"{path}: Adam's second moments must not be negative")
-
-
-def _check_runner(runner: Runner, critic_opt: Any, env: Any, config: LeagueExperiment, iteration: int,
-                  path: Path) -> None:
-    """RunDirError naming `path` unless the restored runner is one the run can have reached: the
-    learner's seats, the failed-answer floors, the optimizers' update counts (PPO's after the
-    critic's warm-up, the warm-up's during it) and second moments, and environments whose
-    observation and mask are what the engine computes from their rules fields
-    (`tacocat.game.batch.convert.rebuild`)."""
-    per_iteration = config.algo.n_epochs * (config.n_envs * config.algo.n_steps // config.algo.batch_size)
-    warmup = min(iteration, config.league.critic_warmup)
-    _check_optimizer(runner.opt_state, (iteration - warmup) * per_iteration, "optimizer", iteration, path)
-    if critic_opt is not None:
-        _check_optimizer(critic_opt, warmup * per_iteration, "critic warm-up optimizer", iteration, path)
-    _check_rows(runner, env, config, path, "learner")
-
-
-def _check_exploiter(runner: Runner, env: Any, config: LeagueExperiment, iteration: int, path: Path) -> None:
-    """RunDirError naming `path` unless the restored exploiter is one the run can have reached:
-    its optimizer has made the updates since its last reset, and its rows are valid."""
-    exploiter = config.league.exploiter
-    assert exploiter is not None
-    per_iteration = config.algo.n_epochs * (exploiter.n_envs * config.algo.n_steps // config.algo.batch_size)
-    since_reset = iteration % exploiter.reset_every if exploiter.reset_every else iteration
-    _check_optimizer(runner.opt_state, since_reset * per_iteration, "exploiter's optimizer", iteration, path)
-    _check_rows(runner, env, config, path, "exploiter")
-
-
-def _check_rows(runner: Runner, env: Any, config: LeagueExperiment, path: Path, who: str) -> None:
-    """RunDirError naming `path` unless a runner's per-row fields are valid: seats, failed-answer
-    floors, and environments whose observation and mask are what the engine computes from their
-    rules fields."""
-    from tacocat.game.batch.convert import rebuild
-
-    seat, floor = np.asarray(runner.seat), np.asarray(runner.floor)
-    if not np.isin(seat, (0, 1)).all():
-        raise RunDirError(f"{path}: the {who}'s seats must be 0 or 1")
-    if floor.min() < 0 or floor.max() > max(config.rules_config.values):
-        raise RunDirError(f"{path}: the failed-answer floors must be card values")
-    state = runner.env_state
-    derived = ("observation", "legal_action_mask", "terminated", "truncated", "rewards")
-    fields = {f.name: np.asarray(getattr(state, f.name)) for f in dataclasses.fields(state) if f.name not in derived}
-    try:
-        fresh = rebuild(fields, env.tables)
-    except (ValueError, TypeError, IndexError) as err:
-        raise RunDirError(f"{path}: the environments' state is not a valid batch state ({type(err).__name__})") from None
-    for name in ("observation", "legal_action_mask"):
-        if not np.array_equal(np.asarray(getattr(fresh, name)), np.asarray(getattr(state, name))):
-            raise RunDirError(f"{path}: the environments' {name} is not the one their rules state gives")
-
-
 def export_policy(params: Params, path: Path, config: LeagueExperiment, timesteps: int) -> Path:
     """The actor as a `tacocat-mlp-v1` file (`tacocat.agents.mlp_agent` plays it with numpy)."""
     from tacocat.agents.mlp_agent import LEAGUE_ALGORITHM
     from tacocat.agents.policy_file import save_policy
 
     scale = input_scale(compile_rules(config.rules_config))
-    return save_policy(path, actor_layers(params, scale), activation=config.algo.activation, rules_config=config.rules_config,
-                       algorithm=LEAGUE_ALGORITHM, experiment=config.name, seed=config.seed, timesteps=timesteps)
+    return save_policy(path, actor_layers(params, scale), activation=config.algo.activation,
+                       rules_config=config.rules_config, algorithm=LEAGUE_ALGORITHM, experiment=config.name,
+                       seed=config.seed, timesteps=timesteps)
 
 
 # ---------------------------------------------------------------------------------------
@@ -563,7 +353,7 @@ class LeagueTrainer:
     def save(self, folder: Path | None) -> dict[str, Any]:
         """The checkpoint into `folder`; None on a process that does not write the run (a
         multi-process run's others): it takes its part in gathering the state, and writes nothing."""
-        leaves = jax.tree.leaves(_plain(self._state()))
+        leaves = jax.tree.leaves(plain_arrays(self._state()))
         if folder is not None:
             np.savez(folder / ARRAYS, **{f"leaf_{i}": np.asarray(x) for i, x in enumerate(leaves)})
         return LeagueState(rng=self.rng.bit_generator.state, pool=self.pool.bookkeeping()).model_dump()
@@ -577,16 +367,16 @@ class LeagueTrainer:
         except ValidationError as err:
             raise RunDirError(f"{path}: trainer: {one_line(err)}") from None
         state.check_against(self.config, marker, path)
-        leaves, treedef = jax.tree.flatten(_plain(self._state()))
-        loaded = _read_arrays(folder / ARRAYS, [np.asarray(x) for x in leaves])
+        leaves, treedef = jax.tree.flatten(plain_arrays(self._state()))
+        loaded = read_arrays(folder / ARRAYS, [np.asarray(x) for x in leaves])
         runner, arrays, *rest = jax.tree.unflatten(treedef, [jnp.asarray(x) for x in loaded])
         runner = runner._replace(key=jax.random.wrap_key_data(runner.key))
         critic_opt = rest.pop(0) if self.critic_opt is not None else None
         exploiter = rest.pop(0) if self.exploiter is not None else None
-        _check_runner(runner, critic_opt, self.env, self.config, marker.iteration, folder / ARRAYS)
+        check_runner(runner, critic_opt, self.env, self.config, marker.iteration, folder / ARRAYS)
         if exploiter is not None:
             exploiter = exploiter._replace(key=jax.random.wrap_key_data(exploiter.key))
-            _check_exploiter(exploiter, self.env, self.config, marker.iteration, folder / ARRAYS)
+            check_exploiter(exploiter, self.env, self.config, marker.iteration, folder / ARRAYS)
             self.exploiter = exploiter
         self.runner, self.iteration = self._runner_on_devices(runner), marker.iteration
         self.critic_opt = None if critic_opt is None else self._on_devices(critic_opt)

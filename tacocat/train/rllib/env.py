@@ -23,6 +23,7 @@ import gymnasium as gym
 import numpy as np
 from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
+from ray.rllib.utils.typing import MultiAgentDict
 
 from tacocat.agents.base import AgentInput
 from tacocat.agents.registry import make_agent
@@ -68,10 +69,12 @@ class TacocatMultiAgentEnv(MultiAgentEnv):
         agent = self.aec.agent_selection
         return {agent: self._observe(agent)}, {agent: {}}
 
-    def step(self, action_dict: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+    def step(  # type: ignore[override]  # RLlib's MultiAgentEnv.step differs from gymnasium.Env's
+        self, action_dict: MultiAgentDict,
+    ) -> tuple[MultiAgentDict, MultiAgentDict, MultiAgentDict, MultiAgentDict, MultiAgentDict]:
         agent = self.aec.agent_selection
         if agent not in action_dict:
-            raise ValueError(f"{agent} is to act, but actions came for {sorted(action_dict)}")
+            raise ValueError(f"{agent} is to act, but actions came for {sorted(map(str, action_dict))}")
         action = int(action_dict[agent])
         self.actions_sent += 1
         mask = self.aec.observe(agent)["action_mask"]
@@ -79,7 +82,11 @@ class TacocatMultiAgentEnv(MultiAgentEnv):
             self.masked_actions_sent += 1
             raise MaskedActionError(f"masked action {action} sent for {agent} (legal: {np.flatnonzero(mask).tolist()})")
         self.aec.step(action)
-        obs, rewards, terminateds, truncateds, infos = {}, {}, {}, {}, {}
+        obs: MultiAgentDict = {}
+        rewards: MultiAgentDict = {}
+        terminateds: MultiAgentDict = {}
+        truncateds: MultiAgentDict = {}
+        infos: MultiAgentDict = {}
         while self.aec.agents:
             current = self.aec.agent_selection
             _, reward, terminated, truncated, _ = self.aec.last(observe=False)

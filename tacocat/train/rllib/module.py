@@ -66,8 +66,10 @@ class FixedAgentModule(RLModule):
     env adapter filled with the choice of agent `model_config["spec"]`."""
 
     def setup(self) -> None:
-        self.column = int(self.model_config["column"])
-        self.spec = str(self.model_config["spec"])
+        config = self.model_config
+        assert isinstance(config, dict)  # the trainer gives a dict (rllib/trainer.py)
+        self.column = int(config["column"])
+        self.spec = str(config["spec"])
 
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         return {Columns.ACTIONS: batch[Columns.OBS]["opponent_actions"][:, self.column]}

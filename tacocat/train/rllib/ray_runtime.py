@@ -5,6 +5,7 @@ the env runners and learners need. Every failure is one RllibSetupError line."""
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 
@@ -20,8 +21,8 @@ class RllibSetupError(RuntimeError):
 # ---------------------------------------------------------------------------------------
 def require_ray() -> None:
     try:
-        import ray  # noqa: F401
-        from ray.rllib.algorithms.ppo import PPOConfig  # noqa: F401
+        import ray  # noqa: F401 (imported to check that it is installed)
+        from ray.rllib.algorithms.ppo import PPOConfig  # noqa: F401 (and that RLlib is)
     except ImportError as err:
         raise RllibSetupError(f"backend 'rllib' needs Ray RLlib ({err}); install it with: pip install -e '.[rllib]'") from None
 
@@ -110,7 +111,7 @@ def start_ray(settings: RllibConfig, address: str | None) -> bool:
     if address is not None:
         check_reachable(address)
     ray.init(address=address, num_cpus=settings.num_cpus if address is None else None,
-             include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+             include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     return True
 
 

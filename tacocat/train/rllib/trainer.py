@@ -106,7 +106,8 @@ def build_algo_config(config: RllibExperiment) -> Any:
                      disable_env_checking=True)  # the checker samples unmasked actions
         .framework("torch", torch_compile_learner=False)
         .env_runners(num_env_runners=settings.env_runners, num_envs_per_env_runner=settings.envs_per_env_runner,
-                     num_cpus_per_env_runner=settings.cpus_per_env_runner)
+                     # Ray's resources take fractions of a CPU, whatever RLlib's annotation says
+                     num_cpus_per_env_runner=settings.cpus_per_env_runner)  # type: ignore[arg-type]  # a float
         .learners(num_learners=settings.learners, num_gpus_per_learner=settings.gpus_per_learner)
         .multi_agent(policies=set(specs), policy_mapping_fn=make_policy_mapping(settings, opponents),
                      policies_to_train=[LEARNER])
@@ -125,7 +126,8 @@ def build_algo_config(config: RllibExperiment) -> Any:
 # export: the learner as a numpy policy file (no code is unpickled on load)
 # ---------------------------------------------------------------------------------------
 def export_policy(module: Any, path: Path, config: RllibExperiment, timesteps: int) -> Path:
-    """The actor MLP of a MaskedPPOModule as a `tacocat-mlp-v1` file (`tacocat.agents.mlp_agent` plays it with numpy)."""
+    """The actor MLP of a MaskedPPOModule as a `tacocat-mlp-v1` file (`tacocat.agents.mlp_agent`
+    plays it with numpy)."""
     import torch
 
     from tacocat.agents.mlp_agent import RLLIB_ALGORITHM

@@ -23,7 +23,7 @@ def model_metadata(config: SB3Experiment, timesteps: int) -> dict[str, Any]:
         "experiment": config.name,
         "seed": config.seed,
         "timesteps": timesteps,
-        # the architecture lets `tacocat.agents.trained.load_policy` rebuild the network without unpickling
+        # the architecture lets `tacocat.agents.trained.load_model_file` rebuild the network without unpickling
         "policy": {"net_arch": list(config.algo.net_arch), "activation": config.algo.activation},
     }
 

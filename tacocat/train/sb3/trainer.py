@@ -21,11 +21,11 @@ import numpy as np
 
 from tacocat.agents.base import Agent
 from tacocat.train.checkpoints import CheckpointMarker
+from tacocat.train.gym_env import make_env_fn
 from tacocat.train.loop import no_session
 from tacocat.train.policy import ExportedPolicy
 from tacocat.train.run_dir import RunDirError
 from tacocat.train.sb3.config import SB3Experiment
-from tacocat.train.gym_env import make_env_fn
 from tacocat.train.sb3.model_files import save_model
 
 MODEL = "model.zip"
@@ -44,7 +44,7 @@ def seed_everything(seed: int, torch_threads: int) -> None:
     import torch
 
     random.seed(seed)
-    np.random.seed(seed)
+    np.random.seed(seed)  # noqa: NPY002 (stable-baselines3 draws from numpy's global RNG)
     torch.manual_seed(seed)
     torch.set_num_threads(torch_threads)
 
@@ -121,7 +121,9 @@ class SB3Trainer:
         import torch
 
         save_model(self.model, folder / MODEL, self.config)
-        kind, keys, pos, has_gauss, cached = np.random.get_state()
+        numpy_rng = np.random.get_state(legacy=True)  # noqa: NPY002 (SB3's global RNG, saved with the run)
+        assert isinstance(numpy_rng, tuple)  # the legacy form: (kind, keys, pos, has_gauss, cached)
+        kind, keys, pos, has_gauss, cached = numpy_rng
         model, env = self.model, self.env
         state = {
             "torch_rng": torch.get_rng_state().tolist(),
@@ -145,9 +147,9 @@ class SB3Trainer:
         (docs/SECURITY.md): SB3's `set_parameters` reads only the `.pth` members, with
         `torch.load(weights_only=True)`; everything else comes from JSON."""
         from tacocat.agents.trained import ModelFileError, check_metadata, read_metadata
-        from tacocat.train.config_files import read_small_file
         from tacocat.game.observation import ObservationLayout
         from tacocat.game.ruleset import compile_rules
+        from tacocat.train.config_files import read_small_file
 
         path = folder / MODEL
         rules = compile_rules(self.config.rules_config)
@@ -189,7 +191,7 @@ class SB3Trainer:
         model.ep_info_buffer = deque(episodes, maxlen=model._stats_window_size)  # VecMonitor's dtypes
         model.ep_success_buffer = deque(maxlen=model._stats_window_size)  # (no success infos here)
         torch.set_rng_state(torch.tensor(state["torch_rng"], dtype=torch.uint8))
-        np.random.set_state(tuple(state["numpy_rng"]))  # type: ignore[arg-type]
+        np.random.set_state(tuple(state["numpy_rng"]))  # noqa: NPY002 (SB3's global RNG, restored)
         if self.selfplay is not None:
             self.selfplay.restore(list(marker.trainer.get("snapshots", [])), env, marker.timesteps)
 

@@ -6,7 +6,8 @@
 Each trial is one run of the run loop (`tacocat.train.loop.train`: its own run directory
 with config, seed, versions and ruleset hash) at the budget the tune file sets, then a
 duplicate-format evaluation of its final policy against the run's `eval.opponents`
-(`objective.deal_pairs` deal pairs each, the same deals for every trial); the objective is the mean win rate. The training-time evaluations are reported
+(`objective.deal_pairs` deal pairs each, the same deals for every trial); the objective is the mean
+win rate. The training-time evaluations are reported
 as intermediate values (step = timesteps) so the pruner (median or Hyperband) can stop a poor
 trial early. The sampler is TPE.
 
@@ -37,7 +38,7 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import optuna
@@ -48,6 +49,9 @@ from tacocat.train.config import ExperimentConfig, parse_experiment
 from tacocat.train.config_files import set_field
 from tacocat.train.settings import MAX_WORKERS
 from tacocat.train.tune.config import CategoricalParam, FloatParam, IntParam, PrunerConfig, TuneSetup
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 FINISHED = (TrialState.COMPLETE, TrialState.PRUNED)
 
@@ -203,6 +207,7 @@ class Objective:
             return True
 
         run = train(config, progress=False, listener=report)
+        assert run is not None  # one process, which writes the run
         trial.set_user_attr("run_dir", str(run.run_dir))
         if pruned_at:
             raise optuna.TrialPruned(f"pruned at {pruned_at[0]} timesteps")
@@ -296,8 +301,7 @@ def plot_history(study: optuna.Study, path: Path) -> list[str]:
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         ax = optuna.visualization.matplotlib.plot_optimization_history(study)
     ax.set_ylabel("objective: mean duplicate win rate")
-    ax.figure.savefig(path, dpi=120, bbox_inches="tight")
-    matplotlib.pyplot.close(ax.figure)
+    _save_figure(ax, path)
     return []
 
 
@@ -314,9 +318,18 @@ def plot_importances(study: optuna.Study, path: Path) -> list[str]:
     except (ValueError, RuntimeError) as err:
         path.unlink(missing_ok=True)
         return [f"No parameter importances: {err}"]
-    ax.figure.savefig(path, dpi=120, bbox_inches="tight")
-    matplotlib.pyplot.close(ax.figure)
+    _save_figure(ax, path)
     return []
+
+
+def _save_figure(ax: Axes, path: Path) -> None:
+    """Write the figure of Optuna's plot `ax` to `path` and close it."""
+    import matplotlib.pyplot as plt
+
+    figure = ax.get_figure(root=True)
+    assert figure is not None  # Optuna draws each plot on a figure of its own
+    figure.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(figure)
 
 
 def summary_markdown(study: optuna.Study, setup: TuneSetup, notes: list[str]) -> str:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from sweep_cases.case import Case
+from .case import Case
 
 
 class HttpRefused(ValueError):

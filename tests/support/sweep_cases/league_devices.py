@@ -11,10 +11,9 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from sweep_cases.case import Case, CliRefused, run_cli
+from .case import Case, CliRefused, run_cli
 
-ROOT = Path(__file__).resolve().parents[2]
-SMOKE = ROOT / "tacocat" / "train" / "configs" / "league_smoke.yaml"
+SMOKE = Path(__file__).resolve().parents[1] / "configs" / "league_smoke.yaml"
 CHANNEL = "league_devices"
 
 #: league_smoke.yaml overrides -> what the refusal names

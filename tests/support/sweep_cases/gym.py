@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from sweep_cases.case import Case
+from .case import Case
 
 SHAPE = (TypeError, ValueError)  # a wrong shape may be either; both name the problem
 

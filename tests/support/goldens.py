@@ -6,8 +6,8 @@ agent seeding) changes some count and fails that test.
 A deliberate change is re-recorded on purpose (like OpenSpiel's playthrough files), and the
 diff of the data file shows what moved:
 
-    .venv/bin/python -m benchmarks.goldens --record     # rewrite the data file
-    .venv/bin/python -m benchmarks.goldens              # compare only (exit 1 on a difference)
+    .venv/bin/python tests/support/goldens.py --record     # rewrite the data file
+    .venv/bin/python tests/support/goldens.py              # compare only (exit 1 on a difference)
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-PATH = Path(__file__).resolve().parents[1] / "tests" / "data" / "golden_matches.json"
+PATH = Path(__file__).resolve().parents[1] / "data" / "golden_matches.json"
 AGENTS = ["random", "highcard", "planner", "counter", "search", "champion"]
 SEED = 7
 DEAL_PAIRS = 6

@@ -13,10 +13,9 @@ from typing import Any
 
 import yaml
 
-from sweep_cases.case import Case, CliRefused, run_cli
+from .case import Case, CliRefused, run_cli
 
-ROOT = Path(__file__).resolve().parents[2]
-SMOKE = ROOT / "tacocat" / "train" / "configs" / "smoke.yaml"
+SMOKE = Path(__file__).resolve().parents[1] / "configs" / "smoke.yaml"
 SPACE = {"algo.learning_rate": {"type": "float", "low": 1e-4, "high": 1e-3, "log": True}}
 
 

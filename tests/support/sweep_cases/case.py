@@ -1,4 +1,4 @@
-"""One bad input of the sweep (tools/bad_input_sweep.py) and the errors that count as clear."""
+"""One bad input of the sweep (tests/support/bad_input_sweep.py) and the errors that count as clear."""
 
 from __future__ import annotations
 

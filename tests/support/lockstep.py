@@ -7,9 +7,10 @@ terminated/truncated and the player to act. The engines shuffle with different g
 (numpy vs JAX), so whenever a new round is dealt we first compare everything that does not
 depend on the deal (space, tiles, rounds, phase, replace caps, ...) and then re-sync the batch
 game from the reference's deal (`convert`). The JAX side runs many games in lockstep under
-one jitted, vmapped `step`.
+one jitted, vmapped `step`. Test scaffolding (tests/test_batch_engine.py), also run at scale
+from the command line (docs/BATCH.md):
 
-    python -m tacocat.game.batch.verify --games 100000 [--rules variant.yaml] [--round-reward 0.1]
+    .venv/bin/python tests/support/lockstep.py --games 100000 [--rules variant.yaml] [--round-reward 0.1]
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ from tqdm import tqdm
 from tacocat.game.batch import convert, core
 from tacocat.game.batch.env import TacocatBatch
 from tacocat.game.config import RulesConfig, make_config
-from tacocat.game.engine import GameState, apply_action, legal_actions, new_game, returns, round_shaping
+from tacocat.game.engine import apply_action, legal_actions, new_game, returns, round_shaping
 from tacocat.game.observation import encode
+from tacocat.game.state import GameState
 
 
 @dataclass

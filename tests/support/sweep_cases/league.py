@@ -15,10 +15,9 @@ import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from sweep_cases.case import Case, CliRefused, run_cli
+from .case import Case, CliRefused, run_cli
 
-ROOT = Path(__file__).resolve().parents[2]
-SMOKE = ROOT / "tacocat" / "train" / "configs" / "league_smoke.yaml"
+SMOKE = Path(__file__).resolve().parents[1] / "configs" / "league_smoke.yaml"
 CHANNEL = "league"
 MARKER, ARRAYS = "checkpoints/ckpt_256.json", "checkpoints/ckpt_256/arrays.npz"
 

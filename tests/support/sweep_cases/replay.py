@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from unittest import mock
 
-from sweep_cases.case import Case, CliRefused, run_cli
+from .case import Case, CliRefused, run_cli
 
 
 def _no_frame(state: object) -> None:
@@ -22,7 +22,7 @@ def _no_frame(state: object) -> None:
 
 def _invoke(args: list[str]) -> None:
     """The CLI with frame drawing made to fail; a progress bar after the error is not clear."""
-    with mock.patch("tacocat.game.render.render_image", _no_frame):
+    with mock.patch("tacocat.game.render.raster.render_image", _no_frame):
         run_cli(args, never_printed=("drawing frames",))
 
 

@@ -16,8 +16,8 @@ from concurrent import futures
 from pathlib import Path
 from unittest import mock
 
-from sweep_cases.case import Case
-from sweep_cases.fakes import tcp_server
+from .case import Case
+from .fakes import tcp_server
 
 
 def _with_tcp_server(reply: bytes, body: Callable[[str], object]) -> Callable[[], object]:

@@ -11,10 +11,10 @@ game file, an experiment config, a model file, a command line) and is classified
 
 Usage::
 
-    .venv/bin/python tools/bad_input_sweep.py            # table per channel; exit 1 unless 0 and 0
-    .venv/bin/python tools/bad_input_sweep.py --verbose  # also every case and its message
+    .venv/bin/python tests/support/bad_input_sweep.py            # table per channel; exit 1 unless 0 and 0
+    .venv/bin/python tests/support/bad_input_sweep.py --verbose  # also every case and its message
 
-tests/test_bad_input_sweep.py runs the whole sweep (a few seconds) and requires 0 and 0.
+tests/test_bad_input_sweep.py runs the whole sweep (its groups apart) and requires 0 and 0.
 """
 
 from __future__ import annotations
@@ -34,14 +34,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-for path in (ROOT, ROOT / "tools"):
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
+TESTS = Path(__file__).resolve().parents[1]
+if str(TESTS) not in sys.path:  # run as a script: import `support` from tests/, as pytest does
+    sys.path.insert(0, str(TESTS))
 
-from sweep_cases.case import Case, CliRefused, run_cli  # noqa: E402
+from support.sweep_cases.case import Case, CliRefused, run_cli  # noqa: E402
 
-SMOKE = ROOT / "tacocat" / "train" / "configs" / "smoke.yaml"
+SMOKE = TESTS / "support" / "configs" / "smoke.yaml"
 
 
 @dataclass
@@ -275,7 +274,7 @@ def experiment_cases() -> Iterator[Case]:
 def model_file_cases(tmp: Path) -> Iterator[Case]:
     import torch
 
-    from tacocat.agents.trained import load_policy
+    from tacocat.agents.trained import load_model_file
     from tacocat.game.observation import ObservationLayout
     from tacocat.game.ruleset import compile_rules
     from tacocat import RulesConfig
@@ -322,9 +321,9 @@ def model_file_cases(tmp: Path) -> Iterator[Case]:
             path.write_bytes(b"PK not really")
         else:
             path = write(f"model_{abs(hash(name)) % 99991}.zip", members)
-        yield Case("files", f"model file: {name}", lambda p=path: load_policy(p))
-    yield Case("files", "model file: a folder", lambda: load_policy(tmp))
-    yield Case("files", "model file: wrong rules", lambda: load_policy(
+        yield Case("files", f"model file: {name}", lambda p=path: load_model_file(p))
+    yield Case("files", "model file: a folder", lambda: load_model_file(tmp))
+    yield Case("files", "model file: wrong rules", lambda: load_model_file(
         write("other_rules.zip", {"tacocat.json": json.dumps(meta)}), expected_hash="0" * 16))
 
 
@@ -408,7 +407,7 @@ def _model_for_other_rules(path: Path) -> Path:
     return path
 
 
-#: the modules of tools/sweep_cases/, one per surface added after the first sweep
+#: the modules of sweep_cases/, one per surface added after the first sweep
 SURFACE_MODULES: tuple[str, ...] = ("openspiel", "policy", "league", "tune", "rllib", "gym", "batch", "replay",
                                     "exploit", "web", "league_devices")
 
@@ -425,7 +424,7 @@ def group_cases(group: str, tmp: Path) -> list[Case]:
                 *game_file_cases(tmp), *experiment_cases(), *model_file_cases(tmp), *cli_cases(tmp)]
     folder = tmp / group
     folder.mkdir(parents=True, exist_ok=True)
-    return list(importlib.import_module(f"sweep_cases.{group}").cases(folder))
+    return list(importlib.import_module(f"support.sweep_cases.{group}").cases(folder))
 
 
 def all_cases(tmp: Path) -> list[Case]:

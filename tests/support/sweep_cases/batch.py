@@ -12,7 +12,7 @@ import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from sweep_cases.case import Case
+from .case import Case
 
 NOT_A_STATE = (TypeError,)
 

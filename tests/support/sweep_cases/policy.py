@@ -1,4 +1,4 @@
-"""Sweep cases for policy files (`league:path=`, `rllib:path=`; `tacocat.agents.policy_file.load_policy`):
+"""Sweep cases for policy files (`league:path=`, `rllib:path=`; `tacocat.agents.policy_file.load_policy_file`):
 damaged copies of the shipped champion, through the loader, both agents and the CLI."""
 
 from __future__ import annotations
@@ -12,11 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from sweep_cases.case import Case, CliRefused, run_cli
-from sweep_cases.fakes import patch_zip_directory
+from .case import Case, CliRefused, run_cli
+from .fakes import patch_zip_directory
 
-ROOT = Path(__file__).resolve().parents[2]
-SMOKE = ROOT / "tacocat" / "train" / "configs" / "smoke.yaml"
+SMOKE = Path(__file__).resolve().parents[1] / "configs" / "smoke.yaml"
 DROP = None  # a member or metadata value that removes it
 
 
@@ -34,7 +33,7 @@ def _header(shape: tuple[int, ...], descr: str = "<f4", data: bytes = b"") -> by
 
 def cases(tmp: Path) -> Iterator[Case]:
     from tacocat.agents.mlp_agent import CHAMPION
-    from tacocat.agents.policy_file import load_policy
+    from tacocat.agents.policy_file import load_policy_file
     from tacocat.agents.registry import make_agent
 
     with np.load(CHAMPION, allow_pickle=False) as data:  # the shipped file: trusted
@@ -174,7 +173,7 @@ def cases(tmp: Path) -> Iterator[Case]:
         "a device": Path("/dev/zero"),
     }
     for name, path in files.items():
-        yield Case("policy", f"policy file: {name}", lambda p=path: load_policy(p))
+        yield Case("policy", f"policy file: {name}", lambda p=path: load_policy_file(p))
     for agent in ("league", "rllib"):
         for name in ("NaN weights", "a .npy", "metadata a JSON list", "a member declared 4 GiB"):
             yield Case("policy", f"{agent} agent: {name}", lambda a=agent, p=files[name]: make_agent(f"{a}:path={p}"))

@@ -16,9 +16,9 @@ Runs go through the CLI (`tacocat train`), the interface that stays put while th
 it moves. RLlib is left out: its env runners are separate processes and its sampling is not
 bit-reproducible.
 
-    .venv/bin/python -m benchmarks.training_goldens --record        # rewrite the data file
-    .venv/bin/python -m benchmarks.training_goldens                 # compare (exit 1 on a difference)
-    .venv/bin/python -m benchmarks.training_goldens --only league_smoke sb3_smoke
+    .venv/bin/python tests/support/training_goldens.py --record        # rewrite the data file
+    .venv/bin/python tests/support/training_goldens.py                 # compare (exit 1 on a difference)
+    .venv/bin/python tests/support/training_goldens.py --only league_smoke sb3_smoke
 """
 
 from __future__ import annotations
@@ -36,19 +36,20 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-PATH = ROOT / "tests" / "data" / "training_golden.json"
-CONFIGS = ROOT / "tacocat" / "train" / "configs"
+TESTS = Path(__file__).resolve().parents[1]
+PATH = TESTS / "data" / "training_golden.json"
+SHIPPED_CONFIGS = TESTS.parent / "tacocat" / "train" / "configs"
+SMOKE_CONFIGS = TESTS / "support" / "configs"
 #: name -> (config, overrides): the runs pinned
-RUNS: dict[str, tuple[str, list[str]]] = {
-    "league_smoke": ("league_smoke.yaml", []),
+RUNS: dict[str, tuple[Path, list[str]]] = {
+    "league_smoke": (SMOKE_CONFIGS / "league_smoke.yaml", []),
     # main.yaml's league for 3 of its iterations (65,536 env steps each), evaluated once at the end
-    "league_main_3_iterations": ("main.yaml", ["total_timesteps=196608", "eval.every=1000000000",
-                                               "eval.opponents=[planner]", "eval.deal_pairs=10",
-                                               "checkpoint_every=1000000000"]),
-    "sb3_smoke": ("smoke.yaml", []),
+    "league_main_3_iterations": (SHIPPED_CONFIGS / "main.yaml", ["total_timesteps=196608", "eval.every=1000000000",
+                                                                 "eval.opponents=[planner]", "eval.deal_pairs=10",
+                                                                 "checkpoint_every=1000000000"]),
+    "sb3_smoke": (SMOKE_CONFIGS / "smoke.yaml", []),
     # self-play snapshots taken in the middle of a rollout (every 300 steps of 2 x 256)
-    "sb3_selfplay": ("smoke.yaml", ["sb3.selfplay.snapshot_every=300", "sb3.selfplay.keep_latest=2"]),
+    "sb3_selfplay": (SMOKE_CONFIGS / "smoke.yaml", ["sb3.selfplay.snapshot_every=300", "sb3.selfplay.keep_latest=2"]),
 }
 #: progress.csv columns that count games and decisions: the same on every machine
 LEAGUE_COUNTS = ["iteration", "timesteps", "learner_steps", "decisions_dropped", "games", "learner_win_rate",
@@ -147,7 +148,7 @@ def run(name: str, root: Path) -> Path:
     from tacocat.cli.app import app
 
     config, overrides = RUNS[name]
-    args = ["train", "--config", str(CONFIGS / config), "--no-progress", "--set", f"run_root={root / name}"]
+    args = ["train", "--config", str(config), "--no-progress", "--set", f"run_root={root / name}"]
     for item in overrides:
         args += ["--set", item]
     result = CliRunner().invoke(app, args, catch_exceptions=False)

@@ -10,7 +10,7 @@ import pickle
 from collections.abc import Iterator
 from pathlib import Path
 
-from sweep_cases.case import Case
+from .case import Case
 
 CHANNEL = "openspiel"
 
