@@ -8,7 +8,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: main test bench venv clean
+.PHONY: main check test bench venv clean
 
 venv: $(STAMP)
 
@@ -22,7 +22,12 @@ $(STAMP): pyproject.toml
 main: $(STAMP)
 	$(PY) -m tacocat.cli.main
 
-test: $(STAMP)
+# The gates: lint (ruff) and types (mypy), about 1.5 minutes on a cold cache on 2 cores.
+check: $(STAMP)
+	$(VENV)/bin/ruff check
+	$(VENV)/bin/mypy
+
+test: check
 	$(PY) -m pytest -n 2 -q
 
 bench: $(STAMP)

@@ -154,8 +154,8 @@ def render_ladder(data: dict[str, Any]) -> str:
 
 def run_counter(pairs: int, workers: int) -> dict[str, Any]:
     """The counter against its previous version, and both against the planner (same deals)."""
-    from tacocat.evaluation.matches import match
     from tacocat.agents.heuristic import PREVIOUS_COUNTER
+    from tacocat.evaluation.matches import match
 
     rows = []
     for a, b in (("counter", PREVIOUS_COUNTER), ("counter", "planner"), (PREVIOUS_COUNTER, "planner")):
@@ -269,8 +269,8 @@ def render_crossplay(data: dict[str, Any]) -> str:
 
 
 def run_search_speed(games: int, workers: int) -> dict[str, Any]:
-    from tacocat.evaluation.arena import play_game
     from tacocat.agents.registry import make_agent
+    from tacocat.evaluation.arena import play_game
 
     rows = []
     for budget in (24, 48, 96, 200):
@@ -296,9 +296,9 @@ def run_champion(pairs: dict[str, int], workers: int) -> dict[str, Any]:
     """The shipped league policy against each opponent (opponent: deal pairs)."""
     import hashlib
 
-    from tacocat.evaluation.matches import match
     from tacocat.agents.mlp_agent import CHAMPION
     from tacocat.agents.policy_file import load_policy_file
+    from tacocat.evaluation.matches import match
 
     _, meta = load_policy_file(CHAMPION)
     model = {"file": str(CHAMPION.relative_to(ROOT)), "sha256": hashlib.sha256(CHAMPION.read_bytes()).hexdigest(),

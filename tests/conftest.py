@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 
+from tacocat import GameState, RulesConfig, apply_action, legal_actions, new_game
 from tacocat.agents.base import Agent, AgentInput
 from tacocat.agents.registry import register
-from tacocat import GameState, RulesConfig, apply_action, legal_actions, new_game
 from tacocat.game.state import Phase
 
 DEFAULT = RulesConfig()

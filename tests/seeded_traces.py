@@ -19,7 +19,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from conftest import random_action, snapshot
-
 from tacocat import apply_action, make_config, new_game
 from tacocat.game.config import RulesConfig
 from tacocat.game.presets import preset_config

@@ -6,9 +6,9 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from conftest import rules_configs
 from hypothesis import given, settings
 
+from conftest import rules_configs
 from tacocat import ActionCodec, Move, RulesConfig
 
 

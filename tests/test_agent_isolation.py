@@ -11,10 +11,10 @@ from __future__ import annotations
 import types
 
 import numpy as np
-from conftest import DEFAULT, random_game, rules_configs, sample_states, seeds
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import DEFAULT, random_game, rules_configs, sample_states, seeds
 from tacocat import GameState, encode
 from tacocat.agents.base import AgentInput
 from tacocat.game.observation import encode_view

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tacocat.evaluation.arena import play_game
 from tacocat.agents.base import AgentInput
 from tacocat.agents.registry import list_agents, make_agent
 from tacocat.agents.search import SearchAgent, play_out_round, rollout_action
+from tacocat.evaluation.arena import play_game
 from tacocat.game.engine import apply_action, legal_actions, new_game
 from tacocat.game.positions import setup_position
 from tacocat.game.state import Phase

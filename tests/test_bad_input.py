@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pydantic
 import pytest
-from conftest import DEFAULT, act, random_game, snapshot
 
 import tacocat
+from conftest import DEFAULT, act, random_game, snapshot
 from tacocat import (
     ActionOutOfRangeError,
     GameOverError,

@@ -21,11 +21,11 @@ pgx = pytest.importorskip("pgx")
 import jax.numpy as jnp  # noqa: E402 (after importorskip)
 
 from conftest import DEFAULT, resample_hidden, sample_states  # noqa: E402 (after importorskip)
+from support.lockstep import FAST_COMPILE, compiled_functions, lockstep, lockstep_from  # noqa: E402 (after importorskip)
 from tacocat import Phase, RulesConfig, apply_action, encode, legal_actions, new_game, setup_position  # noqa: E402 (after importorskip)
 from tacocat.game.batch import ConfigNotCompilableError, TacocatBatch, core  # noqa: E402 (after importorskip)
 from tacocat.game.batch.convert import draw_pile, game_fields  # noqa: E402 (after importorskip)
 from tacocat.game.batch.rollout import make_rollout, random_legal_actions  # noqa: E402 (after importorskip)
-from support.lockstep import FAST_COMPILE, compiled_functions, lockstep, lockstep_from  # noqa: E402 (after importorskip)
 from tacocat.game.observation import ObservationLayout  # noqa: E402 (after importorskip)
 from tacocat.game.ruleset import compile_rules  # noqa: E402 (after importorskip)
 

@@ -20,10 +20,10 @@ import re
 
 import numpy as np
 import pytest
+import seeded_traces
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import seeded_traces
 from conftest import DEFAULT, random_action, rules_configs, seeds, snapshot
 from tacocat import InvalidPositionError, Phase, RulesConfig, apply_action, legal_actions, new_game, returns
 from tacocat.game.checks import card_counts, make_state

@@ -11,13 +11,13 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from tacocat.evaluation.arena import agent_rngs, play_game
 from tacocat.agents.base import AgentInput
-from tacocat.evaluation.matches import match, speed_text
-from tacocat.cli.human import HumanAgent, HumanQuit, play_human
 from tacocat.agents.registry import make_agent
-from tacocat.evaluation.game_files import ReplayError, game_to_dict, load_games, replay_game, save_games
 from tacocat.cli.app import app, match_table, split_specs
+from tacocat.cli.human import HumanAgent, HumanQuit, play_human
+from tacocat.evaluation.arena import agent_rngs, play_game
+from tacocat.evaluation.game_files import ReplayError, game_to_dict, load_games, replay_game, save_games
+from tacocat.evaluation.matches import match, speed_text
 from tacocat.game.config import make_config
 from tacocat.game.engine import new_game
 from tacocat.game.render.text import render_view

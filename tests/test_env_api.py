@@ -7,10 +7,10 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import DEFAULT, resample_hidden
 from pettingzoo.test import api_test, render_test, seed_test
 
 import tacocat
+from conftest import DEFAULT, resample_hidden
 from tacocat import IllegalActionError, RulesConfig, encode, setup_position
 from tacocat.game.observation import ObservationLayout
 

@@ -12,12 +12,12 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from tacocat.analysis.exploit import exact_report
 from tacocat.cli.app import app
+from tacocat.game.presets import preset_rules
 from tacocat.train.config import load_experiment, parse_experiment
 from tacocat.train.config_files import read_experiment
 from tacocat.train.evaluation import EXACT_FIELDS
-from tacocat.analysis.exploit import exact_report
-from tacocat.game.presets import preset_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "tests" / "support" / "configs" / "league_smoke.yaml"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import DEFAULT, random_game
 
+from conftest import DEFAULT, random_game
 from tacocat import RulesConfig, apply_action, legal_actions, new_game
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pydantic
 import pytest
-from conftest import DEFAULT
 
 import tacocat
+from conftest import DEFAULT
 from tacocat import InvalidPositionError, RulesConfig, legal_actions, new_game, setup_position
 from tacocat.agents.registry import AgentSpecError, format_spec, make_agent, parse_spec, split_specs
 from tacocat.evaluation.arena import play_game

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import SESSION_HOME
 
+from conftest import SESSION_HOME
 from tacocat.analysis import store
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,10 +10,10 @@ require the observer's encoding and mask to stay bit-identical.
 from __future__ import annotations
 
 import numpy as np
-from conftest import DEFAULT, act, resample_hidden, rules_configs, sample_states, seeds, walk
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import DEFAULT, act, resample_hidden, rules_configs, sample_states, seeds, walk
 from tacocat import GameState, Phase, apply_action, describe, encode, env, legal_actions, new_game
 from tacocat.game.observation import ObservationLayout
 

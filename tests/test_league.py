@@ -8,8 +8,8 @@ tests that need a trained policy."""
 from __future__ import annotations
 
 import json
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -18,15 +18,15 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
+from conftest import killed_copy, resample_hidden, same_policy_files, sample_states
+from tacocat import RulesConfig, new_game
 from tacocat.agents.base import AgentInput
 from tacocat.agents.mlp_agent import RLLIB_ALGORITHM
-from tacocat.agents.registry import make_agent
 from tacocat.agents.policy_file import PolicyFileError
+from tacocat.agents.registry import make_agent
 from tacocat.cli.app import app
-from tacocat.train.config import load_experiment
-from tacocat import RulesConfig, new_game
 from tacocat.game.ruleset import compile_rules
-from conftest import killed_copy, resample_hidden, same_policy_files, sample_states
+from tacocat.train.config import load_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "tests" / "support" / "configs" / "league_smoke.yaml"
@@ -290,8 +290,8 @@ def test_the_privileged_critic_reads_the_opponents_observation_and_the_actor_doe
     exported policy's only the learner's own, and the exported agent still ignores every hidden
     card (R7.3)."""
     from tacocat.train.league.ppo import critic_extra, critic_value, init_runner
-    from tacocat.train.loop import train
     from tacocat.train.league.trainer import build
+    from tacocat.train.loop import train
 
     config = load_experiment(SMOKE, overrides=[f"run_root={tmp_path}", "league.privileged_critic=true",
                                                "total_timesteps=256", "checkpoint_every=256", "eval.every=256"])

@@ -17,22 +17,22 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import killed_copy
 from play_positions import mixed_play_positions
 from pydantic import ValidationError
 
+from conftest import killed_copy
+from tacocat import RulesConfig
 from tacocat.agents.base import AgentInput
+from tacocat.agents.jax_forms import file_logits, make_opponent
+from tacocat.agents.jax_ports import NotPortedError
 from tacocat.agents.mlp_agent import CHAMPION, RLLIB_ALGORITHM
 from tacocat.agents.policy_file import save_policy
 from tacocat.agents.registry import make_agent
-from tacocat.train.config import load_experiment
-from tacocat.agents.jax_forms import file_logits, make_opponent
-from tacocat.agents.jax_ports import NotPortedError
-from tacocat import RulesConfig
-from tacocat.game.state import Phase
 from tacocat.game.observation import ObservationLayout
 from tacocat.game.presets import preset_config
 from tacocat.game.ruleset import compile_rules
+from tacocat.game.state import Phase
+from tacocat.train.config import load_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "tests" / "support" / "configs" / "league_smoke.yaml"
@@ -202,8 +202,8 @@ def test_a_warm_started_run_trains_the_critic_alone_first_and_resumes_bit_for_bi
     import csv
 
     from tacocat.train import checkpoints
-    from tacocat.train.loop import train
     from tacocat.train.league.trainer import LeagueTrainer, initial_actor
+    from tacocat.train.loop import train
 
     config = load_experiment(SMOKE, overrides=[
         f"run_root={tmp_path / 'runs'}", "algo.net_arch=[128, 128]", "opponents=[{agent: champion}, {agent: random}]",

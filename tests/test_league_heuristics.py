@@ -19,9 +19,9 @@ import pytest
 from play_positions import mixed_play_positions
 from scipy.stats import chi2
 
+from tacocat import RulesConfig, apply_action, legal_actions, new_game
 from tacocat.agents.base import AgentInput
 from tacocat.agents.heuristic import _forced_sacrifices, attack_cards, keeps_keeper
-from tacocat.agents.registry import make_agent
 from tacocat.agents.heuristic_jax import (
     NotPortedError,
     _where_needed,
@@ -30,10 +30,10 @@ from tacocat.agents.heuristic_jax import (
     make_heuristic,
     opponent_hand_sampler,
 )
-from tacocat import RulesConfig, apply_action, legal_actions, new_game
-from tacocat.game.state import Phase
+from tacocat.agents.registry import make_agent
 from tacocat.game.observation import encode
 from tacocat.game.ruleset import compile_rules
+from tacocat.game.state import Phase
 from tacocat.game.view import opponent_bounds, player_view, sample_opponent_hands
 
 VARIANT = RulesConfig(deck={1: 4, 2: 4, 4: 5, 5: 4, 7: 4, 8: 4, 10: 5}, board=(3, 5, 7, 5, 3), round_reward=0.1)

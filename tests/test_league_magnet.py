@@ -14,9 +14,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+
 from conftest import killed_copy, same_policy_files
-from tacocat.train.config import load_experiment
 from tacocat.game.errors import one_line
+from tacocat.train.config import load_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
 #: league_smoke.yaml as it is: its iteration is compiled once per test run (the XLA cache of

@@ -23,10 +23,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from tacocat.train.config import load_experiment
 from tacocat.game.errors import one_line
-from tacocat.train.settings import MAX_CONFIG_BYTES, MAX_LEAGUE_MEMORY_BYTES
+from tacocat.train.config import load_experiment
 from tacocat.train.run_dir import MAX_RUN_JSON_BYTES, RunDirError
+from tacocat.train.settings import MAX_CONFIG_BYTES, MAX_LEAGUE_MEMORY_BYTES
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "tests" / "support" / "configs" / "league_smoke.yaml"
@@ -190,8 +190,8 @@ def test_a_checkpoint_trained_for_another_config_is_refused_even_when_run_json_a
 def _load(run_dir: Path):
     """The run's newest checkpoint restored into a fresh trainer: (trainer, marker)."""
     from tacocat.train import checkpoints
-    from tacocat.train.run_dir import resume_config
     from tacocat.train.league.trainer import LeagueTrainer
+    from tacocat.train.run_dir import resume_config
 
     config = resume_config(run_dir)
     trainer = LeagueTrainer(config)

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from tacocat.evaluation.arena import play_game
-from tacocat.agents.registry import make_agent
-from tacocat.agents.policy_file import PolicyFileError
-from tacocat.agents.trained import ModelFileError, PolicyArchitecture, build_policy, load_model_file
 from tacocat import RulesConfig
+from tacocat.agents.policy_file import PolicyFileError
+from tacocat.agents.registry import make_agent
+from tacocat.agents.trained import ModelFileError, PolicyArchitecture, build_policy, load_model_file
+from tacocat.evaluation.arena import play_game
 from tacocat.game.observation import ObservationLayout
 from tacocat.game.ruleset import compile_rules
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import DEFAULT, walk
 
 import tacocat
+from conftest import DEFAULT, walk
 from tacocat import GameState, Phase, RulesConfig, encode, new_game
 from tacocat.game.engine import moves_to_goal
 from tacocat.game.observation import ObservationLayout

@@ -23,10 +23,17 @@ import pytest
 from open_spiel.python import policy as os_policy
 from open_spiel.python.algorithms import exploitability
 
-from tacocat.analysis.agent_tables import tabular_policy
 from tacocat import RulesConfig, apply_action, encode, legal_actions, new_game, returns
+from tacocat.analysis.agent_tables import tabular_policy
 from tacocat.game.config import make_config
-from tacocat.game.openspiel import GAME_NAME, TacocatSpielError, TacocatState, config_from_params, game_params, load_game
+from tacocat.game.openspiel import (
+    GAME_NAME,
+    TacocatSpielError,
+    TacocatState,
+    config_from_params,
+    game_params,
+    load_game,
+)
 from tacocat.game.presets import PRESETS, preset_config
 from tacocat.game.state import Phase
 
@@ -329,8 +336,8 @@ def test_cfr_plus_approaches_equilibrium_on_tiny_and_the_game_is_fair():
 # the ISMCTS outside agent
 # ---------------------------------------------------------------------------------------
 def test_ismcts_agent_plays_legal_games():
-    from tacocat.evaluation.arena import play_game
     from tacocat.agents.registry import make_agent
+    from tacocat.evaluation.arena import play_game
 
     def game(seed: int):
         return play_game([make_agent("ismcts:simulations=8"), make_agent("planner")], seed=seed, config=TINY)
@@ -343,7 +350,6 @@ def test_ismcts_agent_plays_legal_games():
 def test_ismcts_agent_ignores_hidden_cards():
     """R7.3 by perturbation: same view, opponent's cards and pile dealt again -> same move."""
     from conftest import resample_hidden, sample_states
-
     from tacocat.agents.base import AgentInput
     from tacocat.agents.registry import make_agent
 

@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from typer.testing import CliRunner
 
+from support.sweep_cases.fakes import patch_zip_directory
+from tacocat import RulesConfig
 from tacocat.agents.mlp_agent import CHAMPION, LEAGUE_ALGORITHM, RLLIB_ALGORITHM, MLPPolicyAgent
 from tacocat.agents.policy_file import (
     FORMAT,
@@ -32,8 +34,6 @@ from tacocat.agents.policy_file import (
 )
 from tacocat.agents.registry import make_agent
 from tacocat.cli.app import app
-from support.sweep_cases.fakes import patch_zip_directory
-from tacocat import RulesConfig
 from tacocat.game.observation import ObservationLayout
 from tacocat.game.ruleset import compile_rules
 

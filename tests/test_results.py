@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tacocat.evaluation.matches import match
 from benchmarks import regenerate
+from tacocat.evaluation.matches import match
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,10 +15,10 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from tacocat.agents.base import AgentInput
-from tacocat.evaluation.matches import match
-from tacocat.agents.registry import make_agent
 from tacocat.agents.policy_file import PolicyFileError, load_policy_file, policy_logits
+from tacocat.agents.registry import make_agent
 from tacocat.cli.app import app
+from tacocat.evaluation.matches import match
 from tacocat.train.config import load_experiment
 from tacocat.train.rllib.config import RllibConfig
 from tacocat.train.rllib.env import MaskedActionError, TacocatMultiAgentEnv

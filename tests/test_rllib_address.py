@@ -16,10 +16,16 @@ import pytest
 from ray.core.generated import gcs_service_pb2, gcs_service_pb2_grpc, ray_client_pb2, ray_client_pb2_grpc
 from typer.testing import CliRunner
 
+from support.sweep_cases.fakes import tcp_server
 from tacocat.cli.app import app
 from tacocat.train.config import load_experiment
-from support.sweep_cases.fakes import tcp_server
-from tacocat.train.rllib.ray_runtime import HANDSHAKE_TIMEOUT_S, RllibSetupError, check_reachable, require_ray, start_ray
+from tacocat.train.rllib.ray_runtime import (
+    HANDSHAKE_TIMEOUT_S,
+    RllibSetupError,
+    check_reachable,
+    require_ray,
+    start_ray,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "tests" / "support" / "configs" / "rllib_smoke.yaml"

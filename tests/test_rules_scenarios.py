@@ -12,8 +12,8 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from conftest import DEFAULT, act, card_counts, hand, names, pile, play_random, values_of
 
+from conftest import DEFAULT, act, card_counts, hand, names, pile, play_random, values_of
 from tacocat import (
     GameState,
     IllegalActionError,

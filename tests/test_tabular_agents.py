@@ -22,15 +22,14 @@ from pathlib import Path
 import numpy as np
 import pyspiel
 import pytest
+from preset_trees import preset_tree
 
 from tacocat.agents.base import AgentInput
 from tacocat.agents.mlp_agent import LEAGUE_ALGORITHM, RLLIB_ALGORITHM
-from tacocat.analysis.agent_tables import tabular_policy
 from tacocat.agents.policy_file import PolicyFileError, save_policy
 from tacocat.agents.registry import AgentSpecError, make_agent
-from tacocat.analysis.agent_tables import agent_policy, draw_generator, observations, states_at
 from tacocat.agents.trained import ModelFileError
-from preset_trees import preset_tree
+from tacocat.analysis.agent_tables import agent_policy, draw_generator, observations, states_at, tabular_policy
 from tacocat.analysis.best_response import combine
 from tacocat.analysis.tabular import to_policy_table
 from tacocat.analysis.tree import GameTree
@@ -350,8 +349,8 @@ def test_the_exact_report_is_openspiels_nash_conv_and_the_same_when_rerun() -> N
 
 
 def test_the_exact_report_of_a_sampling_network(tmp_path: Path) -> None:
-    from tacocat.analysis.exploit import exact_report, format_report
     from tacocat.analysis.best_response import nash_conv
+    from tacocat.analysis.exploit import exact_report, format_report
 
     t, spec = preset_tree("tiny"), f"league:path={mlp_file(tmp_path, 'tiny')}"
     report = exact_report(spec, "tiny", sampling=True)
@@ -370,8 +369,8 @@ def test_the_exact_report_of_a_sampling_network(tmp_path: Path) -> None:
 def test_the_exact_report_refuses_bad_input_before_enumerating(monkeypatch: pytest.MonkeyPatch, tree_cache: Path,
                                                                spec: str, preset: str, options: dict,
                                                                message: str) -> None:
-    from tacocat.analysis.exploit import exact_report
     from tacocat.analysis import store
+    from tacocat.analysis.exploit import exact_report
 
     def no_tree(*args: object, **kwargs: object) -> None:
         raise AssertionError("the tree was enumerated")

@@ -18,15 +18,15 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.env_checker import check_env
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-from tacocat.evaluation.arena import play_game
 from tacocat.agents.base import Agent
 from tacocat.agents.registry import format_spec, make_agent
 from tacocat.agents.trained import ModelFileError, write_metadata
+from tacocat.evaluation.arena import play_game
+from tacocat.game.errors import IllegalActionError
 from tacocat.train.config import load_experiment
 from tacocat.train.gym_env import TacocatSingleAgentEnv, make_env_fn
 from tacocat.train.loop import train
 from tacocat.train.sb3.config import SB3Experiment
-from tacocat.game.errors import IllegalActionError
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ROOT / "tests" / "support" / "configs" / "smoke.yaml"

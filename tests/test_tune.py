@@ -24,8 +24,8 @@ from typer.testing import CliRunner
 from tacocat.cli.app import app
 from tacocat.train.compare import compare_runs
 from tacocat.train.config import load_experiment
-from tacocat.train.tune.study import Objective, make_pruner, open_study, run_study
 from tacocat.train.tune.config import PER_TRIAL_FIELDS, HyperbandPrunerConfig, MedianPrunerConfig, TuneConfig, load_tune
+from tacocat.train.tune.study import Objective, make_pruner, open_study, run_study
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "tacocat" / "train" / "configs"

@@ -16,10 +16,10 @@ import pytest
 pytest.importorskip("starlette", reason="the web extra is not installed (pip install -e '.[web]')")
 from starlette.testclient import TestClient
 
-from tacocat.evaluation.arena import play_game
-from tacocat.agents.registry import make_agent
-from tacocat.evaluation.game_files import game_to_dict, replay_game
 from conftest import resample_hidden
+from tacocat.agents.registry import make_agent
+from tacocat.evaluation.arena import play_game
+from tacocat.evaluation.game_files import game_to_dict, replay_game
 from tacocat.game.presets import preset_config
 from tacocat.game.state import Phase
 from tacocat.game.view import player_view

@@ -19,11 +19,11 @@ jax = pytest.importorskip("jax")
 pytest.importorskip("pgx")
 import jax.numpy as jnp  # noqa: E402 (after importorskip)
 
-from tacocat.agents.heuristic_jax import make_heuristic  # noqa: E402 (after importorskip)
+from support.lockstep import FAST_COMPILE  # noqa: E402 (after importorskip)
 from tacocat import RulesConfig  # noqa: E402 (after importorskip)
+from tacocat.agents.heuristic_jax import make_heuristic  # noqa: E402 (after importorskip)
 from tacocat.game.batch import TacocatBatch, xla  # noqa: E402 (after importorskip)
 from tacocat.game.batch.rollout import random_legal_actions  # noqa: E402 (after importorskip)
-from support.lockstep import FAST_COMPILE  # noqa: E402 (after importorskip)
 from tacocat.game.observation import ObservationLayout  # noqa: E402 (after importorskip)
 from tacocat.game.ruleset import compile_rules  # noqa: E402 (after importorskip)
 

@@ -32,12 +32,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import tacocat  # noqa: E402
-from tacocat.game import config as config_module  # noqa: E402
-from tacocat.game import observation  # noqa: E402
-from tacocat.game.config import RulesConfig, make_config  # noqa: E402
-from tacocat.game.observation import ObservationLayout  # noqa: E402
-from tacocat.game.ruleset import compile_rules  # noqa: E402
+import tacocat
+from tacocat.game import config as config_module
+from tacocat.game import observation
+from tacocat.game.config import RulesConfig, make_config
+from tacocat.game.observation import ObservationLayout
+from tacocat.game.ruleset import compile_rules
 
 SECTIONS = ("summary", "actions", "observation", "config")
 
@@ -123,7 +123,7 @@ def render(section: str, config: RulesConfig) -> str:
 
 def _block(section: str) -> re.Pattern[str]:
     return re.compile(
-        rf"(<!-- BEGIN GENERATED: {section} -->\n)(.*?)(<!-- END GENERATED: {section} -->)", re.S
+        rf"(<!-- BEGIN GENERATED: {section} -->\n)(.*?)(<!-- END GENERATED: {section} -->)", re.DOTALL
     )
 
 

@@ -42,7 +42,7 @@ def make_opponent(spec: str, rules: RulesConfig) -> Policy:
         return make_heuristic(spec, rules)
     if name == "random":
         return random_policy
-    return file_policy(agent.layers, agent.meta["activation"], agent.deterministic)  # type: ignore[attr-defined]  # a policy-file agent (MLPPolicyAgent)
+    return file_policy(agent.layers, agent.meta["activation"], agent.deterministic)  # type: ignore[attr-defined]  # MLPPolicyAgent
 
 
 def random_policy(observation: jax.Array, legal_action_mask: jax.Array, key: jax.Array,
@@ -90,4 +90,4 @@ def opponent_digest(spec: str) -> str:
     if name not in POLICY_FILE_AGENTS:
         return ""
     _, agent = check_ported(spec)
-    return hashlib.sha256(Path(agent.path).read_bytes()).hexdigest()  # type: ignore[attr-defined]  # a policy-file agent (MLPPolicyAgent)
+    return hashlib.sha256(Path(agent.path).read_bytes()).hexdigest()  # type: ignore[attr-defined]  # MLPPolicyAgent

@@ -59,7 +59,7 @@ def check_ported(spec: str, rules: RulesConfig | None = None) -> tuple[str, Agen
     except ValueError as error:
         raise NotPortedError(str(error)) from None
     if rules is not None and name in POLICY_FILE_AGENTS:
-        check_policy_rules(agent, rules)  # type: ignore[arg-type]  # a policy-file agent (MLPPolicyAgent)
+        check_policy_rules(agent, rules)  # type: ignore[arg-type]  # MLPPolicyAgent
     return name, agent
 
 

@@ -87,7 +87,8 @@ class RllibPolicyAgent(MLPPolicyAgent):
 
 
 class LeaguePolicyAgent(MLPPolicyAgent):
-    """A policy trained by league self-play on the batch engine (path=policy.npz), greedy by default (deterministic=False samples)."""
+    """A policy trained by league self-play on the batch engine (path=policy.npz), greedy by default
+    (deterministic=False samples)."""
 
     name = "league"
     backend = "league"
@@ -95,7 +96,8 @@ class LeaguePolicyAgent(MLPPolicyAgent):
 
 
 class ChampionAgent(LeaguePolicyAgent):
-    """The shipped league policy (tacocat/agents/models/league_champion.npz, default rules), greedy; docs/BENCHMARKS.md has its training run and results."""
+    """The shipped league policy (tacocat/agents/models/league_champion.npz, default rules), greedy;
+    docs/BENCHMARKS.md has its training run and results."""
 
     name = "champion"
 

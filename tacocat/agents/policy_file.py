@@ -130,7 +130,7 @@ def policy_logits(layers: Layers, activation: str, observation: np.ndarray) -> n
     """The actor MLP: activation after every layer but the last. `observation` is one
     observation (observation_size,) or a batch (n, observation_size); the logits have the same
     leading shape."""
-    act = ACTIVATIONS[activation]  # type: ignore[index]
+    act = ACTIVATIONS[activation]  # type: ignore[index]  # a str key of Literal names
     h = np.asarray(observation, dtype=np.float64)
     batch = h.ndim == 2
     h = h.T if batch else h  # features first, so one observation takes the same products as ever

@@ -34,9 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
+from tacocat.analysis.tree import TREE_FORMAT, GameTree, enumerate_tree
 from tacocat.game.config import RulesConfig
 from tacocat.game.state import GameState
-from tacocat.analysis.tree import TREE_FORMAT, GameTree, enumerate_tree
 
 #: the most histories `load_tree` enumerates: the 3.41 M histories of the `grand` preset took
 #: about 12 minutes to enumerate and a few to solve to NashConv 1e-3 on the loaded 2-core machine

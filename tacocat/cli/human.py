@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tacocat.evaluation.arena import GameRecord, agent_rngs
 from tacocat.agents.base import Agent, AgentInput
 from tacocat.agents.registry import make_agent
+from tacocat.evaluation.arena import GameRecord, agent_rngs
 from tacocat.game.actions import MoveKind
 from tacocat.game.config import RulesConfig, make_config
 from tacocat.game.engine import apply_action, new_game

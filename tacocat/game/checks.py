@@ -111,7 +111,7 @@ def check_state(state: GameState, where: str = "state") -> GameState:
         if not ok:
             raise InvalidPositionError(f"{where}: field {name} must be {expected}, got {getattr(state, name)!r:.80}")
     held, copies = card_counts(state), rules.copies
-    for v, (n_held, n_deck) in enumerate(zip(held, copies)):
+    for v, (n_held, n_deck) in enumerate(zip(held, copies, strict=False)):
         if n_held != n_deck:
             raise InvalidPositionError(
                 f"{where}: value {rules.values[v]} is held {n_held} time(s), but the deck has {n_deck} "
@@ -172,7 +172,7 @@ def card_counts(state: GameState) -> list[int]:
     both set-asides, the hidden duel cards, the trick on the table, the discard pile and the
     draw pile. A consistent state holds exactly the deck (`rules.copies`, R0.4, R2.3)."""
     counts = [h0 + h1 + a0 + a1 + d for h0, h1, a0, a1, d in
-              zip(*state.hands, *state.set_aside, state.discard)]
+              zip(*state.hands, *state.set_aside, state.discard, strict=True)]
     for v in (*state.draw_pile, *state.attack, *state.answers, *state.duel):
         if v is not None:
             counts[v] += 1
@@ -195,13 +195,13 @@ def check_deal(rules: Ruleset, space: int, deal: object) -> None:
                                        f"space {space} deals {size} (R2.2)")
     if not _sequence(deal.pile):
         raise InvalidPositionError(f"deal: pile must be a list of value indices, got {type(deal.pile).__name__}")
-    dealt = [a + b for a, b in zip(*deal.hands)]
+    dealt = [a + b for a, b in zip(*deal.hands, strict=False)]
     for card in deal.pile:
         if not _integer(card, 0, n):
             raise InvalidPositionError(f"deal: the pile holds {card!r}, which is not a card of this deck "
                                        f"(value indices 0..{n - 1})")
         dealt[card] += 1
-    for v, (n_dealt, n_deck) in enumerate(zip(dealt, rules.copies)):
+    for v, (n_dealt, n_deck) in enumerate(zip(dealt, rules.copies, strict=False)):
         if n_dealt != n_deck:
             raise InvalidPositionError(
                 f"deal: value {rules.values[v]} is dealt {n_dealt} time(s), but the deck has {n_deck}: every card "

@@ -200,10 +200,10 @@ def _attack_actions(rules: Ruleset, hand: list[int]) -> list[int]:
         ids.append(single_base + v)
         set_row = rules.set_ids[v]
         for size in range(2, min(n, most) + 1):
-            ids.append(set_row[size])  # type: ignore[arg-type]
+            ids.append(set_row[size])  # type: ignore[arg-type]  # a legal size: not None
         run = run + 1 if v > 0 and hand[v - 1] and rules.consecutive[v - 1] else 1
         for length in range(3, min(run, most) + 1):
-            ids.append(rules.seq_ids[v - length + 1][length])  # type: ignore[arg-type]
+            ids.append(rules.seq_ids[v - length + 1][length])  # type: ignore[arg-type]  # a legal run: not None
     ids.sort()
     return ids
 
@@ -307,7 +307,7 @@ def _stop_replacing(state: GameState) -> None:
         _reveal_replacement(state, player)
         if state.replace_queue:  # R4.2: the second player may replace at most as many
             second = state.replace_queue[0]
-            state.replace_cap[second] = state.replaced[player]  # type: ignore[assignment]
+            state.replace_cap[second] = state.replaced[player]  # type: ignore[assignment]  # set by then
             if state.replace_cap[second] > 0:
                 state.to_act = second
                 return
@@ -382,7 +382,7 @@ def _answer(state: GameState, card: int) -> None:
     state.events.append(AnswerPlayed(_ANSWER, defender, card, card >= target))
     if len(state.answers) < len(state.attack):
         return
-    defended = all(a >= t for a, t in zip(state.answers, state.attack))
+    defended = all(a >= t for a, t in zip(state.answers, state.attack, strict=False))
     for v in state.attack + state.answers:
         state.discard[v] += 1
     state.attack = []
@@ -449,7 +449,7 @@ def next_space(covered: list[bool], space: int, player: int) -> int:
     return target
 
 
-def moves_to_goal(covered: list[bool] | tuple[bool, ...], space: int, winner: int | None, player: int) -> int:
+def moves_to_goal(covered: Sequence[bool], space: int, winner: int | None, player: int) -> int:
     """Decisive rounds `player` must still win to bring the Tacocat home (R6.3): 0 once they
     have won, len(covered) + 1 once the opponent has."""
     if winner is not None:
@@ -492,7 +492,7 @@ def shaped_returns(state: GameState) -> list[float]:
     bonus = state.config.round_reward
     if bonus:
         for event in state.events:
-            if event.kind == _MOVE:
+            if isinstance(event, TacocatMoved):
                 paid = _round_bonus(bonus, event.winner)
                 result = [result[0] + paid[0], result[1] + paid[1]]
     return result

@@ -262,7 +262,7 @@ class _Box:
     with `copy.deepcopy`: this copies the engine state with `GameState.clone` and shares the
     immutable ruleset."""
 
-    __slots__ = ("rules", "engine")
+    __slots__ = ("engine", "rules")
 
     def __init__(self, rules: Ruleset, engine: GameState | None) -> None:
         self.rules = rules
@@ -288,7 +288,7 @@ class TacocatState(pyspiel.State):
             size = game.rules.board[game.config.centre]
             self._start_draws(None, True, [(0, size), (1, size)], list(game.rules.copies))
         else:
-            self._logs = tuple([f"p{p}", "position:", describe(engine, p)] for p in (0, 1))  # type: ignore[assignment]
+            self._logs = (["p0", "position:", describe(engine, 0)], ["p1", "position:", describe(engine, 1)])
 
     # -- read access ------------------------------------------------------------------------
     @property
@@ -497,10 +497,10 @@ class TacocatState(pyspiel.State):
         self._draws = None
         rest = list(draws.pool)
         for chosen in draws.chosen:
-            rest = [n - c for n, c in zip(rest, chosen)]
+            rest = [n - c for n, c in zip(rest, chosen, strict=True)]
         pile = [v for v, n in enumerate(rest) for _ in range(n)]
         if draws.new_round:
-            hands = {player: tuple(chosen) for (player, _), chosen in zip(draws.slots, draws.chosen)}
+            hands = {player: tuple(chosen) for (player, _), chosen in zip(draws.slots, draws.chosen, strict=True)}
             deal = Deal((hands[0], hands[1]), tuple(pile))
             if draws.move is None:
                 engine = self._box.engine = new_game(self.rules, _UNUSED_RNG, deal=deal)
@@ -520,8 +520,8 @@ class TacocatState(pyspiel.State):
         hands_before = [list(h) for h in engine.hands]
         before = len(engine.events)
         apply_action(engine, draws.move)
-        for (player, _), chosen in zip(draws.slots, draws.chosen):
-            gained = [a - b for a, b in zip(engine.hands[player], hands_before[player])]
+        for (player, _), chosen in zip(draws.slots, draws.chosen, strict=True):
+            gained = [a - b for a, b in zip(engine.hands[player], hands_before[player], strict=True)]
             assert gained == chosen, "the engine did not draw the chance outcome"
         self._log_events(engine.events[before:])
 

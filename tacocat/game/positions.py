@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
+from tacocat.game.actions import Move, MoveKind
 from tacocat.game.checks import make_state
 from tacocat.game.config import RulesConfig, make_config
 from tacocat.game.engine import replace_step
 from tacocat.game.errors import InvalidPositionError
 from tacocat.game.events import EventKind, RoundDealt
-from tacocat.game.actions import Move, MoveKind
 from tacocat.game.ruleset import Ruleset, compile_rules
 from tacocat.game.state import GameState, Phase
 

@@ -18,6 +18,7 @@ import yaml
 
 from tacocat.train.settings import CONFIGS_DIR, MAX_BASE_DEPTH, MAX_CONFIG_BYTES
 
+
 class UnreadableInputError(ValueError):
     """A file or folder the user gave to read (a config, a rules file, a run directory) that
     does not exist, cannot be opened or is not of the kind needed (a folder for a file, or the
@@ -128,7 +129,7 @@ def parse_config_file(path: Path, what: str = "the experiment config", error: ty
     quotes the file."""
     data = read_small_file(path, MAX_CONFIG_BYTES, what, error, unreadable)
     try:
-        parsed = yaml.load(data.decode("utf-8"), Loader=_NoAliasLoader)  # noqa: S506 (a safe loader)
+        parsed = yaml.load(data.decode("utf-8"), Loader=_NoAliasLoader)  # a safe loader (yaml.SafeLoader, no aliases)
     except UnicodeDecodeError:
         raise error(f"{path}: {what} is not UTF-8 text") from None
     except yaml.YAMLError as err:

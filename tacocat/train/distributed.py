@@ -141,7 +141,7 @@ def _gather(cluster: Cluster, timeout_s: int) -> None:
     """Process 0: wait on the coordinator's port until every other process has greeted it, then
     free the port and tell them; ValueError, one line, after `timeout_s` s or on a greeting from
     a process of another cluster."""
-    count = int(cluster.num_processes)  # type: ignore[arg-type]
+    count = int(cluster.num_processes)  # type: ignore[arg-type]  # not Slurm: set
     print(f"process 0: waiting up to {timeout_s} s for the other {count - 1} process(es) at "
           f"{cluster.coordinator}", file=sys.stderr, flush=True)
     deadline = time.monotonic() + timeout_s

@@ -16,9 +16,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from tacocat.game.errors import one_line
 from tacocat.stamp import stamp
 from tacocat.train.config import ExperimentConfig, parse_experiment
-from tacocat.game.errors import one_line
 from tacocat.train.config_files import UnreadableInputError, parse_config_file, read_small_file
 
 

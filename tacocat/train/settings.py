@@ -185,7 +185,7 @@ class ExperimentBase(_Strict):
             if spec.split(":", 1)[0].strip() in ("ppo", "league", "rllib"):
                 agent = make_agent(spec)
                 try:
-                    agent.check_ruleset(ruleset)  # type: ignore[attr-defined]  # ppo, league, rllib: network agents
+                    agent.check_ruleset(ruleset)  # type: ignore[attr-defined]  # network agents
                 except ValueError as err:
                     raise ValueError(f"{field}: {err}") from None
         return self
@@ -206,7 +206,7 @@ class ExperimentBase(_Strict):
 
     def _needs_an_opponent(self) -> None:
         if not self.opponents:
-            raise ValueError(f"opponents: backend {self.backend} needs at least one opponent")  # type: ignore[attr-defined]  # the mixin of an experiment
+            raise ValueError(f"opponents: backend {self.backend} needs at least one opponent")  # type: ignore[attr-defined]  # a mixin
 
     @property
     def rules_config(self) -> RulesConfig:

@@ -41,11 +41,19 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from tacocat.game.presets import PRESETS
 from tacocat.game.errors import one_line
+from tacocat.game.presets import PRESETS
 from tacocat.web.errors import WebError, check_text
 from tacocat.web.games import (
-    MAX_FILE_GAMES, SEED_LIMIT, Game, GameStore, PlayGame, ReplayGame, Rules, WatchGame, read_game_file,
+    MAX_FILE_GAMES,
+    SEED_LIMIT,
+    Game,
+    GameStore,
+    PlayGame,
+    ReplayGame,
+    Rules,
+    WatchGame,
+    read_game_file,
 )
 from tacocat.web.specs import ServedAgents
 from tacocat.web.work import Budget, Limits, Thinking

@@ -42,18 +42,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 
-from tacocat.evaluation.arena import GameRecord, agent_rngs
 from tacocat.agents.base import AgentInput
+from tacocat.evaluation.arena import GameRecord, agent_rngs
 from tacocat.evaluation.game_files import ReplayError, check_game, game_to_dict, replay_game
 from tacocat.game.actions import ActionCodec
 from tacocat.game.config import RulesConfig
 from tacocat.game.engine import apply_action, new_game
+from tacocat.game.errors import ActionOutOfRangeError, GameOverError, IllegalActionError, one_line
 from tacocat.game.presets import PRESETS, preset_config
 from tacocat.game.render.svg import render_svg
 from tacocat.game.render.text import describe_event, render_text, render_view
 from tacocat.game.state import GameState
 from tacocat.game.view import PlayerView, player_view
-from tacocat.game.errors import ActionOutOfRangeError, GameOverError, IllegalActionError, one_line
 from tacocat.web.errors import WebError, check_text
 
 if TYPE_CHECKING:
@@ -299,7 +299,7 @@ class WatchGame(Game):
         self.agents = [choice.build(rules.config, f"agents[{i}]") for i, choice in enumerate(agents)]
         self.seed = fresh_seed() if seed is None else seed
         self.state = new_game(rules.config, self.seed)
-        for player, (agent, rng) in enumerate(zip(self.agents, agent_rngs(self.seed, 0))):
+        for player, (agent, rng) in enumerate(zip(self.agents, agent_rngs(self.seed, 0), strict=True)):
             agent.reset(player, rng)
 
     @property

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from PIL import Image
 
-from tacocat.evaluation.arena import play_game
 from tacocat.agents.registry import make_agent
+from tacocat.evaluation.arena import play_game
 from tacocat.evaluation.game_files import game_to_dict
 from tacocat.game.config import make_config
 from tacocat.web.server import BackgroundServer
@@ -33,7 +33,7 @@ def _save(png: bytes, path: Path) -> None:
     print(f"wrote {path} ({image.width} x {image.height}, {path.stat().st_size // 1024} KB)")
 
 
-def _until_trick(page, tab: str, advance, limit: int = 200) -> None:  # noqa: ANN001 (Playwright page, callable)
+def _until_trick(page, tab: str, advance, limit: int = 200) -> None:
     """Advance until the table shows an attack and at least one answer."""
     for _ in range(limit):
         if page.locator(f"#{tab} .table .answer").count() and page.locator(f"#{tab} .table .attack").count():

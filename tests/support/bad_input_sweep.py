@@ -38,7 +38,7 @@ TESTS = Path(__file__).resolve().parents[1]
 if str(TESTS) not in sys.path:  # run as a script: import `support` from tests/, as pytest does
     sys.path.insert(0, str(TESTS))
 
-from support.sweep_cases.case import Case, CliRefused, run_cli  # noqa: E402
+from support.sweep_cases.case import Case, CliRefused, run_cli  # noqa: E402 (after the sys.path entry)
 
 SMOKE = TESTS / "support" / "configs" / "smoke.yaml"
 
@@ -67,7 +67,7 @@ def rules_cases() -> Iterator[Case]:
     bad: dict[str, list[object]] = {
         "deck": [{}, {0: 40}, {-1: 40}, {1: 0}, {1: -3}, {1: 10**9}, {1: True, 2: 40}, {True: 40},
                  {1: 40.5}, {1: "40"}, {1: None}, "1:40", [1, 2, 3], None, {5000: 40},
-                 {v: 4 for v in range(1, 60)}, {v: 100 for v in range(1, 12)}, {1: 3, 2: 3},
+                 dict.fromkeys(range(1, 60), 4), dict.fromkeys(range(1, 12), 100), {1: 3, 2: 3},
                  {"x": 40}, {1: math.inf}],
         "board": [[], [4], [4, 6], [4, 6, 9, 7], [4, 1, 4], [4, 0, 4], [4, -2, 4], [4] * 301,
                   [4, 600, 4], "4,6,9", [4, True, 4], [4, 6.5, 4], [4, "6", 4], None, 7, {"a": 1},
@@ -194,15 +194,15 @@ def spec_cases() -> Iterator[Case]:
     ]
     for spec in specs:
         yield Case("specs", f"make_agent({spec!r})", lambda s=spec: make_agent(s))
-    yield Case("specs", "make_agent(None)", lambda: make_agent(None))  # type: ignore[arg-type]
+    yield Case("specs", "make_agent(None)", lambda: make_agent(None))  # type: ignore[arg-type]  # bad on purpose
     yield Case("specs", "make_agent('search', simulations='8')", lambda: make_agent("search", simulations="8"))
 
 
 def game_file_cases(tmp: Path) -> Iterator[Case]:
-    from tacocat.evaluation.arena import play_game
-    from tacocat.agents.registry import make_agent
-    from tacocat.evaluation.game_files import game_to_dict, load_games, replay_game
     from tacocat import RulesConfig
+    from tacocat.agents.registry import make_agent
+    from tacocat.evaluation.arena import play_game
+    from tacocat.evaluation.game_files import game_to_dict, load_games, replay_game
 
     record = play_game([make_agent("random"), make_agent("highcard")], seed=5)
     good = game_to_dict(record, ["random", "highcard"], RulesConfig())
@@ -230,7 +230,7 @@ def game_file_cases(tmp: Path) -> Iterator[Case]:
         yield Case("files", f"game: {name}", lambda c=change: replay_game({**good, **c}))
     for name in ("seed", "actions"):
         yield Case("files", f"game: no {name}", lambda n=name: replay_game({k: v for k, v in good.items() if k != n}))
-    yield Case("files", "game: a list", lambda: replay_game([1, 2]))  # type: ignore[arg-type]
+    yield Case("files", "game: a list", lambda: replay_game([1, 2]))  # type: ignore[arg-type]  # bad on purpose
     yield Case("files", "game: no rules and no config",
                lambda: replay_game({k: v for k, v in good.items() if k not in ("rules", "ruleset_hash")}))
     lines = {
@@ -274,10 +274,10 @@ def experiment_cases() -> Iterator[Case]:
 def model_file_cases(tmp: Path) -> Iterator[Case]:
     import torch
 
+    from tacocat import RulesConfig
     from tacocat.agents.trained import load_model_file
     from tacocat.game.observation import ObservationLayout
     from tacocat.game.ruleset import compile_rules
-    from tacocat import RulesConfig
 
     rules = compile_rules(RulesConfig())
     meta = {"ruleset_hash": rules.hash, "observation_size": ObservationLayout(rules).size,
@@ -389,8 +389,8 @@ def _model_for_other_rules(path: Path) -> Path:
     """A valid model file whose metadata names another ruleset."""
     import torch
 
-    from tacocat.agents.trained import PolicyArchitecture, build_policy
     from tacocat import RulesConfig
+    from tacocat.agents.trained import PolicyArchitecture, build_policy
     from tacocat.game.observation import ObservationLayout
     from tacocat.game.ruleset import compile_rules
 
@@ -441,7 +441,7 @@ def classify(case: Case) -> Outcome:
         return Outcome(case, "clear", " ".join(str(err).split())[:200])
     except SystemExit as err:  # also what the crafted model files raise if their code ran
         return Outcome(case, "traceback", f"SystemExit: {err}")
-    except Exception as err:  # noqa: BLE001 - the point is to catch what should not escape
+    except Exception as err:
         return Outcome(case, "traceback", f"{type(err).__name__}: {' '.join(str(err).split())[:200]}")
     return Outcome(case, "silent", "accepted")
 

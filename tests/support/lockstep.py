@@ -108,7 +108,7 @@ def lockstep_from(env: TacocatBatch, games: list[GameState], seed: int, fast_com
             apply_action(games[i], int(actions[i]))
             paid = round_shaping(games[i], rounds_before[i])
             if games[i].is_over:
-                paid = [p + r for p, r in zip(paid, returns(games[i]))]
+                paid = [p + r for p, r in zip(paid, returns(games[i]), strict=True)]
             expected_rewards[i] = paid
         key, sub = jax.random.split(key)
         state = step(state, jnp.asarray(actions), jax.random.split(sub, size))

@@ -130,7 +130,7 @@ def differences(found: dict[str, Any], recorded: dict[str, Any]) -> list[str]:
     if [w[0] for w in found["weights"]] != [w[0] for w in recorded["weights"]]:
         out.append("weights: other array shapes")
     else:
-        for i, (mine, theirs) in enumerate(zip(found["weights"], recorded["weights"])):
+        for i, (mine, theirs) in enumerate(zip(found["weights"], recorded["weights"], strict=True)):
             l1, l2, total = theirs[1:]
             if not (np.isclose(mine[1], l1, rtol=WEIGHT_RTOL, atol=0) and np.isclose(mine[2], l2, rtol=WEIGHT_RTOL, atol=0)
                     and abs(mine[3] - total) <= WEIGHT_RTOL * l1):

@@ -96,7 +96,7 @@ class LeagueState(BaseModel):
                             f"at iteration {iteration}")
         if len(book.games) != size or len(book.wins) != size:
             problems.append(f"pool.games and pool.wins must hold league.snapshot_pool = {size} counts")
-        elif any(w > g for g, w in zip(book.games, book.wins)) or any(book.games[book.filled:]):
+        elif any(w > g for g, w in zip(book.games, book.wins, strict=True)) or any(book.games[book.filled:]):
             problems.append("pool.wins must not exceed pool.games, and empty slots have no games")
         elif sum(book.games) > timesteps:
             problems.append("pool.games counts more games than the run has played steps")
@@ -120,7 +120,8 @@ def read_arrays(path: Path, template: list[np.ndarray]) -> list[np.ndarray]:
             if sorted(m.filename for m in members) != sorted(f"{n}.npy" for n in names):
                 raise RunDirError(f"{path} holds {len(members)} members, not this run's {len(names)} arrays "
                                   "leaf_0 ...: it was written by another version or is not a checkpoint")
-            for member, leaf in zip(sorted(members, key=lambda m: m.filename), sorted(zip(names, template))):
+            leaves = sorted(zip(names, template, strict=True))
+            for member, leaf in zip(sorted(members, key=lambda m: m.filename), leaves, strict=True):
                 if member.file_size > leaf[1].nbytes + _NPY_HEADER_BYTES:
                     raise RunDirError(f"{path}: {member.filename} is larger than its array can be")
         with np.load(path, allow_pickle=False) as data:
@@ -130,7 +131,7 @@ def read_arrays(path: Path, template: list[np.ndarray]) -> list[np.ndarray]:
             raise
         raise RunDirError(f"{path} cannot be read as a checkpoint ({type(err).__name__}): it is damaged or not "
                           "one") from None
-    for i, (old, new) in enumerate(zip(template, loaded)):
+    for i, (old, new) in enumerate(zip(template, loaded, strict=False)):
         if old.shape != new.shape or old.dtype != new.dtype:
             raise RunDirError(f"{path}: array {i} is {new.dtype}{new.shape}, expected "
                               f"{old.dtype}{old.shape}: it was written by another version")

@@ -246,6 +246,7 @@ def check_init_actor(spec: str, config: LeagueExperiment) -> None:
     """ValueError, one line, unless `spec` plays a policy file trained for the config's rules
     whose hidden layers and activation are `algo.net_arch` and `algo.activation`."""
     from tacocat.agents.jax_ports import POLICY_FILE_AGENTS, check_ported
+    from tacocat.agents.mlp_agent import MLPPolicyAgent
     from tacocat.agents.registry import parse_spec
 
     name, _ = parse_spec(spec)
@@ -256,10 +257,11 @@ def check_init_actor(spec: str, config: LeagueExperiment) -> None:
         _, agent = check_ported(spec, config.rules_config)
     except ValueError as err:
         raise ValueError(f"league.init_actor: {err}") from None
-    hidden = [int(weight.shape[0]) for weight, _ in agent.layers[:-1]]  # type: ignore[attr-defined]  # MLPPolicyAgent
-    activation = agent.meta["activation"]  # type: ignore[attr-defined]  # MLPPolicyAgent
+    assert isinstance(agent, MLPPolicyAgent)  # every agent of POLICY_FILE_AGENTS plays a policy file
+    hidden = [int(weight.shape[0]) for weight, _ in agent.layers[:-1]]
+    activation = agent.meta["activation"]
     if hidden != list(config.algo.net_arch) or activation != config.algo.activation:
-        raise ValueError(f"league.init_actor: {agent.path} has hidden layers {hidden} and activation {activation}; "  # type: ignore[attr-defined]
+        raise ValueError(f"league.init_actor: {agent.path} has hidden layers {hidden} and activation {activation}; "
                          f"algo.net_arch is {list(config.algo.net_arch)} and algo.activation {config.algo.activation}: "
                          "set them to the file's")
 

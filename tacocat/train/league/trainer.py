@@ -202,7 +202,7 @@ def initial_actor(spec: str, config: LeagueExperiment) -> list[tuple[jax.Array, 
     from tacocat.agents.registry import make_agent
 
     agent = make_agent(spec)
-    return actor_from_layers(agent.layers, input_scale(compile_rules(config.rules_config)))  # type: ignore[attr-defined]
+    return actor_from_layers(agent.layers, input_scale(compile_rules(config.rules_config)))  # type: ignore[attr-defined]  # MLPPolicyAgent
 
 
 @jax.jit

@@ -18,8 +18,8 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from tacocat.train.config import ExperimentConfig, parse_experiment
 from tacocat.game.errors import one_line
+from tacocat.train.config import ExperimentConfig, parse_experiment
 from tacocat.train.config_files import parse_config_file, read_experiment, set_field
 from tacocat.train.settings import NAME_PATTERN
 

@@ -24,7 +24,7 @@ def cases(tmp: Path) -> Iterator[Case]:
     env = TacocatBatch()
 
     @functools.cache
-    def batch():  # noqa: ANN202 (a batch State of two games)
+    def batch():
         return env.from_games([new_game(None, 0), new_game(None, 1)])
 
     def edited(edit: Callable) -> Callable[[], object]:

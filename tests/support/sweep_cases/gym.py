@@ -19,8 +19,8 @@ def cases(tmp: Path) -> Iterator[Case]:
     import gymnasium
     import numpy as np
 
-    from tacocat.train.gym_env import TacocatSingleAgentEnv
     from tacocat import legal_actions
+    from tacocat.train.gym_env import TacocatSingleAgentEnv
 
     def env(**kwargs) -> Callable[[], object]:
         return lambda: TacocatSingleAgentEnv(**{"opponents": [("random", 1.0)], **kwargs})

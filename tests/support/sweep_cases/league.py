@@ -26,7 +26,7 @@ def _cli(args: list[str], must_name: str = "", must_not_show: str = "") -> None:
     run_cli(args, must_name=must_name, must_not_show=must_not_show)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _base_run(tmp: Path) -> Path:
     """A league run directory as a kill after its first checkpoint (256 env steps) leaves it."""
     import jax
@@ -34,8 +34,8 @@ def _base_run(tmp: Path) -> Path:
 
     from tacocat.train import checkpoints
     from tacocat.train.config import load_experiment
-    from tacocat.train.run_dir import config_hash, new_run_dir, run_metadata
     from tacocat.train.league.trainer import LeagueTrainer
+    from tacocat.train.run_dir import config_hash, new_run_dir, run_metadata
 
     config = load_experiment(SMOKE, overrides=[f"run_root={tmp / 'runs'}"])
     run_dir = new_run_dir(config)

@@ -43,7 +43,7 @@ def cases(tmp: Path) -> Iterator[Case]:
             if state.is_terminal():
                 break
             if state.is_chance_node():
-                actions, probs = zip(*state.chance_outcomes())
+                actions, probs = zip(*state.chance_outcomes(), strict=True)
                 state.apply_action(int(rng.choice(actions, p=probs)))
             else:
                 state.apply_action(int(rng.choice(state.legal_actions())))

@@ -163,7 +163,7 @@ def cases(tmp: Path) -> Iterator[Case]:
         "more layers than members": policy("layers_more", changed(layers=4)),
         "fewer layers than members": policy("layers_fewer", changed(layers=2)),
         "a missing bias": policy("no_bias", layer_1_bias=None),
-        "a member outside the format": policy("extra", **{"__init__": np.zeros(1)}),
+        "a member outside the format": policy("extra", __init__=np.zeros(1)),
         "too many members": policy("many", **{f"layer_{i}_bias": np.zeros(1) for i in range(3, 80)}),
         "an encrypted member": patch_zip_directory(policy("encrypted"), "metadata.npy", flag_bits=1),
         "a bzip2 member": policy("bzip2", compression=zipfile.ZIP_BZIP2),

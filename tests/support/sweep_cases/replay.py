@@ -38,10 +38,10 @@ def _illegal(game: dict) -> dict:
 
 
 def cases(tmp: Path) -> Iterator[Case]:
-    from tacocat.evaluation.arena import play_game
-    from tacocat.agents.registry import make_agent
-    from tacocat.evaluation.game_files import check_output_file, game_to_dict
     from tacocat import RulesConfig
+    from tacocat.agents.registry import make_agent
+    from tacocat.evaluation.arena import play_game
+    from tacocat.evaluation.game_files import check_output_file, game_to_dict
 
     good = game_to_dict(play_game([make_agent("random"), make_agent("highcard")], seed=5),
                         ["random", "highcard"], RulesConfig())

@@ -24,8 +24,8 @@ def _invoke(args: list[str]) -> None:
 
 
 def cases(tmp: Path) -> Iterator[Case]:
-    from tacocat.train.tune.study import open_study, run_study
     from tacocat.train.tune.config import load_tune
+    from tacocat.train.tune.study import open_study, run_study
 
     counter = iter(range(10**6))
 

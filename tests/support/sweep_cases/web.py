@@ -38,9 +38,9 @@ def cases(tmp: Path) -> Iterator[Case]:
     except ImportError:  # the web extra is not installed: nothing to sweep here
         return
 
-    from tacocat.evaluation.arena import play_game
     from tacocat.agents.mlp_agent import CHAMPION
     from tacocat.agents.registry import make_agent
+    from tacocat.evaluation.arena import play_game
     from tacocat.evaluation.game_files import game_to_dict
     from tacocat.game.config import make_config
     from tacocat.web.app import MAX_BODY, create_app
