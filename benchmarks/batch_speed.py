@@ -43,8 +43,9 @@ def _devices_from_argv(argv: list[str]) -> int:
 
 
 if _devices_from_argv(sys.argv) > 1:
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
-                               + f" --xla_force_host_platform_device_count={_devices_from_argv(sys.argv)}")
+    os.environ["XLA_FLAGS"] = (
+        os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={_devices_from_argv(sys.argv)}"
+    )
 
 import jax  # noqa: E402 (jax must see XLA_FLAGS first)
 import jax.numpy as jnp  # noqa: E402 (jax must see XLA_FLAGS first)
@@ -100,8 +101,9 @@ def on_devices(make, batch_size: int, devices: int):
     rollout = make(batch_size // devices)
     mesh = jax.sharding.Mesh(np.array(jax.devices()[:devices]), ("devices",))
     split = jax.sharding.PartitionSpec("devices")
-    per_device = jax.shard_map(lambda keys: jax.tree.map(lambda x: x[None], rollout(keys[0])), mesh=mesh,
-                               in_specs=split, out_specs=split)
+    per_device = jax.shard_map(
+        lambda keys: jax.tree.map(lambda x: x[None], rollout(keys[0])), mesh=mesh, in_specs=split, out_specs=split
+    )
     return jax.jit(lambda key: per_device(jax.random.split(key, devices)))
 
 
@@ -134,16 +136,23 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=2_000_000, help="steps per timed run (batch x steps)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--devices", type=int, default=1, help="split the host CPU into this many XLA devices")
-    parser.add_argument("--samplers", nargs="+", choices=sorted(SAMPLERS), default=["uniform"],
-                        help="the samplers to run each engine under")
+    parser.add_argument(
+        "--samplers",
+        nargs="+",
+        choices=sorted(SAMPLERS),
+        default=["uniform"],
+        help="the samplers to run each engine under",
+    )
     args = parser.parse_args()
     if args.devices != jax.local_device_count():
         raise SystemExit(f"error: asked for {args.devices} devices, JAX has {jax.local_device_count()}")
 
     env = TacocatBatch()
     print(describe(stamp(env.config)))
-    print(f"jax backend {jax.default_backend()} ({jax.devices()[0].device_kind}), {os.cpu_count()} CPUs, "
-          f"{args.devices} XLA device(s)")
+    print(
+        f"jax backend {jax.default_backend()} ({jax.devices()[0].device_kind}), {os.cpu_count()} CPUs, "
+        f"{args.devices} XLA device(s)"
+    )
     print(f"load average at start: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     leduc = pgx.make("leduc_holdem")
     leduc_speeds, rows = {}, []
@@ -172,15 +181,19 @@ def main() -> None:
             rows.append(("tacocat (batch)", name, batch, n, speed, cpu))
             print(f"compile time: tacocat batch {batch}, {name} sampler: {compile_s:.1f} s", flush=True)
     print()
-    print("| engine | sampler | batch | steps per run | steps/s | ratio to pgx leduc (4,096, same sampler) | "
-          "ratio to the uniform sampler | steps per CPU-second |")
+    print(
+        "| engine | sampler | batch | steps per run | steps/s | ratio to pgx leduc (4,096, same sampler) | "
+        "ratio to the uniform sampler | steps per CPU-second |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     uniform = {(engine, batch): speed for engine, name, batch, _, speed, _ in rows if name == "uniform"}
     for engine, name, batch, n, speed, cpu in rows:
         base = uniform.get((engine, batch))
         versus = f"{base / speed:.2f}x slower" if base and name != "uniform" else "-"
-        print(f"| {engine} | {name} | {batch:,} | {n} | {speed:,.0f} | {speed / leduc_speeds[name]:.2f} | {versus} | "
-              f"{cpu:,.0f} |")
+        print(
+            f"| {engine} | {name} | {batch:,} | {n} | {speed:,.0f} | {speed / leduc_speeds[name]:.2f} | {versus} | "
+            f"{cpu:,.0f} |"
+        )
     print(f"\nload average at end: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
 
 

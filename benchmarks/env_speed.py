@@ -210,12 +210,34 @@ def build_rows(results: list[Result], missing: dict[str, str]) -> tuple[list[lis
         elif r is engine:
             target = f">= {ENGINE_TARGET:,.0f} transitions/s"
             result = verdict(verdicts["engine"])
-        rows.append([r.name, r.unit, f"{r.steps_per_s:,.0f}", f"{1e6 / r.steps_per_s:.1f}", f"{r.games_per_s:,.1f}",
-                     f"{r.steps_per_game:.1f}", f"{r.games:,}", target, result])
+        rows.append(
+            [
+                r.name,
+                r.unit,
+                f"{r.steps_per_s:,.0f}",
+                f"{1e6 / r.steps_per_s:.1f}",
+                f"{r.games_per_s:,.1f}",
+                f"{r.steps_per_game:.1f}",
+                f"{r.games:,}",
+                target,
+                result,
+            ]
+        )
     for name, why in missing.items():
         rows.append([name, "-", "-", "-", "-", "-", "-", "", why])
-    rows.append(["ratio env() / leduc env-steps/s", "x", "-" if ratio is None else f"{ratio:.2f}x",
-                 "", "", "", "", f">= {ENV_TARGET_RATIO:g}x", verdict(verdicts["env"])])
+    rows.append(
+        [
+            "ratio env() / leduc env-steps/s",
+            "x",
+            "-" if ratio is None else f"{ratio:.2f}x",
+            "",
+            "",
+            "",
+            "",
+            f">= {ENV_TARGET_RATIO:g}x",
+            verdict(verdicts["env"]),
+        ]
+    )
     return rows, verdicts
 
 
@@ -260,11 +282,13 @@ def load_average() -> str:
 
 
 def machine_line(args: argparse.Namespace, load_before: str) -> str:
-    return (f"{time.strftime('%Y-%m-%d %H:%M %Z')}; {describe(stamp(make_config(None)))}; "
-            f"{platform.python_implementation()}, {platform.system()} {platform.machine()}, {os.cpu_count()} cores, "
-            f"tacocat {tacocat.__version__}; "
-            f"{args.seconds:g} s per measurement (interleaved), seed {args.seed}; "
-            f"load average 1/5/15 min before {load_before}, after {load_average()}")
+    return (
+        f"{time.strftime('%Y-%m-%d %H:%M %Z')}; {describe(stamp(make_config(None)))}; "
+        f"{platform.python_implementation()}, {platform.system()} {platform.machine()}, {os.cpu_count()} cores, "
+        f"tacocat {tacocat.__version__}; "
+        f"{args.seconds:g} s per measurement (interleaved), seed {args.seed}; "
+        f"load average 1/5/15 min before {load_before}, after {load_average()}"
+    )
 
 
 def profile_env(games: int, seed: int, top: int = 20) -> str:
@@ -288,8 +312,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0, help="wall-clock seconds per measurement (default 5)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the envs and of the action Generator")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown (for docs)")
-    parser.add_argument("--profile", type=int, default=0, metavar="GAMES",
-                        help="also cProfile the env() loop for GAMES games and print the hotspots")
+    parser.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        metavar="GAMES",
+        help="also cProfile the env() loop for GAMES games and print the hotspots",
+    )
     parser.add_argument("--check", action="store_true", help="exit with status 1 if a target is missed")
     args = parser.parse_args(argv)
 

@@ -35,8 +35,8 @@ RESULTS = ROOT / "docs" / "results" / "equilibrium_{preset}.json"
 PLOT = ROOT / "docs" / "img" / "equilibrium_{preset}.png"
 #: method -> the `--set` overrides of league_preset.yaml that make it
 METHODS: dict[str, list[str]] = {
-    "league_ppo": [],                              # today's league: self-play, snapshots, counter
-    "ppo_high_entropy": ["algo.ent_coef=0.05"],    # Rudolph et al. (ICLR 2026): 0.05-0.1 among the best
+    "league_ppo": [],  # today's league: self-play, snapshots, counter
+    "ppo_high_entropy": ["algo.ent_coef=0.05"],  # Rudolph et al. (ICLR 2026): 0.05-0.1 among the best
     # MMD (Sokota et al., ICLR 2023): PPO plus a KL pull toward a slowly moving magnet
     "mmd": ["league.magnet={kind: ema, kl_coef: 0.05, refresh_every: 1, ema_rate: 0.05}"],
     # AlphaStar's main exploiter: trained against the current policy only, its snapshots in the pool
@@ -53,10 +53,20 @@ def train_curve(preset: str, method: str, seed: int, steps: int, every: int, out
     from tacocat.train.loop import train
 
     config = out / f"{method}_{preset}_{seed}.yaml"
-    config.write_text(yaml.safe_dump({
-        "base_config": str(CONFIG), "name": f"{method}_{preset}", "rules": preset_rules(preset), "seed": seed,
-        "total_timesteps": steps, "checkpoint_every": steps, "run_root": str(out),
-        "eval": {"every": every, "nash_conv": "sampling", "deal_pairs": 10}}))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "base_config": str(CONFIG),
+                "name": f"{method}_{preset}",
+                "rules": preset_rules(preset),
+                "seed": seed,
+                "total_timesteps": steps,
+                "checkpoint_every": steps,
+                "run_root": str(out),
+                "eval": {"every": every, "nash_conv": "sampling", "deal_pairs": 10},
+            }
+        )
+    )
     run_dir = train(load_experiment(config, overrides=METHODS[method]), progress=False).run_dir
     elapsed, seconds_at = 0.0, {}
     with (run_dir / "progress.csv").open(newline="") as f:
@@ -64,8 +74,14 @@ def train_curve(preset: str, method: str, seed: int, steps: int, every: int, out
             elapsed += float(row["iteration_s"])
             seconds_at[int(row["timesteps"])] = elapsed
     with (run_dir / "exploitability.csv").open(newline="") as f:
-        return [{"steps": int(r["timesteps"]), "seconds": seconds_at[int(r["timesteps"])],
-                 "nash_conv": float(r["nash_conv"])} for r in csv.DictReader(f)]
+        return [
+            {
+                "steps": int(r["timesteps"]),
+                "seconds": seconds_at[int(r["timesteps"])],
+                "nash_conv": float(r["nash_conv"]),
+            }
+            for r in csv.DictReader(f)
+        ]
 
 
 def cfr_curve(tree: Any, max_seconds: float) -> list[dict[str, float]]:
@@ -73,16 +89,19 @@ def cfr_curve(tree: Any, max_seconds: float) -> list[dict[str, float]]:
     at geometrically spaced iterations until `max_seconds` of solving."""
     from benchmarks.exact_solve import cfr_plus_curve, check_points
 
-    return [{k: p[k] for k in ("iterations", "seconds", "nash_conv")}
-            for p in cfr_plus_curve(tree, check_points(1.5), max_seconds=max_seconds)]
+    return [
+        {k: p[k] for k in ("iterations", "seconds", "nash_conv")}
+        for p in cfr_plus_curve(tree, check_points(1.5), max_seconds=max_seconds)
+    ]
 
 
 def first_below(points: list[dict[str, float]], target: float) -> dict[str, float] | None:
     return next((p for p in points if p["nash_conv"] <= target), None)
 
 
-def run(preset: str, methods: list[str], seeds: list[int], steps: int, every: int, cfr_seconds: float,
-        target_share: float) -> dict[str, Any]:
+def run(
+    preset: str, methods: list[str], seeds: list[int], steps: int, every: int, cfr_seconds: float, target_share: float
+) -> dict[str, Any]:
     from tacocat.analysis.best_response import nash_conv
     from tacocat.analysis.store import load_tree
     from tacocat.game.presets import preset_config
@@ -95,29 +114,53 @@ def run(preset: str, methods: list[str], seeds: list[int], steps: int, every: in
             for seed in seeds:
                 started = time.perf_counter()
                 curve = train_curve(preset, method, seed, steps, every, Path(tmp))
-                runs.append({"method": method, "seed": seed, "overrides": METHODS[method], "curve": curve,
-                             "wall_s": time.perf_counter() - started})
+                runs.append(
+                    {
+                        "method": method,
+                        "seed": seed,
+                        "overrides": METHODS[method],
+                        "curve": curve,
+                        "wall_s": time.perf_counter() - started,
+                    }
+                )
                 print(f"{method} seed {seed}: NashConv {curve[-1]['nash_conv']:.4f} after {steps:,} steps", flush=True)
-    return {"preset": preset, "histories": tree.n_nodes, "information_states": tree.n_infosets,
-            "uniform_nash_conv": uniform, "target": target_share * uniform, "target_share": target_share,
-            "steps": steps, "every": every, "config": str(CONFIG.relative_to(ROOT)), "runs": runs,
-            "cfr_plus": cfr_curve(tree, cfr_seconds)}
+    return {
+        "preset": preset,
+        "histories": tree.n_nodes,
+        "information_states": tree.n_infosets,
+        "uniform_nash_conv": uniform,
+        "target": target_share * uniform,
+        "target_share": target_share,
+        "steps": steps,
+        "every": every,
+        "config": str(CONFIG.relative_to(ROOT)),
+        "runs": runs,
+        "cfr_plus": cfr_curve(tree, cfr_seconds),
+    }
 
 
 def render(results: dict[str, Any]) -> str:
     target = results["target"]
-    lines = [f"Preset `{results['preset']}` ({results['histories']:,} histories, {results['information_states']:,} "
-             f"information states); uniform random NashConv {results['uniform_nash_conv']:.4f}, target "
-             f"{results['target_share']:.0%} of it = {target:.4f}. Policies played by their action probabilities.", "",
-             "| method | seed | NashConv at the end | steps to target | training s to target |", "|---|---|---|---|---|"]
+    lines = [
+        f"Preset `{results['preset']}` ({results['histories']:,} histories, {results['information_states']:,} "
+        f"information states); uniform random NashConv {results['uniform_nash_conv']:.4f}, target "
+        f"{results['target_share']:.0%} of it = {target:.4f}. Policies played by their action probabilities.",
+        "",
+        "| method | seed | NashConv at the end | steps to target | training s to target |",
+        "|---|---|---|---|---|",
+    ]
     for r in results["runs"]:
         hit = first_below(r["curve"], target)
-        lines.append(f"| {r['method']} | {r['seed']} | {r['curve'][-1]['nash_conv']:.4f} | "
-                     + (f"{hit['steps']:,} | {hit['seconds']:.0f} |" if hit else "not reached | – |"))
+        lines.append(
+            f"| {r['method']} | {r['seed']} | {r['curve'][-1]['nash_conv']:.4f} | "
+            + (f"{hit['steps']:,} | {hit['seconds']:.0f} |" if hit else "not reached | – |")
+        )
     cfr = results["cfr_plus"]
     hit = first_below(cfr, target)
-    lines.append(f"| CFR+ | – | {cfr[-1]['nash_conv']:.2e} after {cfr[-1]['iterations']} iterations | – | "
-                 + (f"{hit['seconds']:.2f} |" if hit else "not reached |"))
+    lines.append(
+        f"| CFR+ | – | {cfr[-1]['nash_conv']:.2e} after {cfr[-1]['iterations']} iterations | – | "
+        + (f"{hit['seconds']:.2f} |" if hit else "not reached |")
+    )
     return "\n".join([*lines, "", summary(results)])
 
 
@@ -125,15 +168,20 @@ def summary(results: dict[str, Any]) -> str:
     """Per method, over its seeds: the runs under the target, the NashConv at the end (median and
     range) and the mean NashConv of each run's second half of evaluations (the curves are not
     monotone, so the end point alone is noisy), median and range."""
-    lines = ["| method | seeds under the target | NashConv at the end: median [min, max] | "
-             "mean of the second half: median [min, max] |", "|---|---|---|---|"]
+    lines = [
+        "| method | seeds under the target | NashConv at the end: median [min, max] | "
+        "mean of the second half: median [min, max] |",
+        "|---|---|---|---|",
+    ]
     for method in dict.fromkeys(r["method"] for r in results["runs"]):
         runs = [r for r in results["runs"] if r["method"] == method]
         ends = [r["curve"][-1]["nash_conv"] for r in runs]
-        halves = [statistics.fmean(p["nash_conv"] for p in r["curve"][len(r["curve"]) // 2:]) for r in runs]
+        halves = [statistics.fmean(p["nash_conv"] for p in r["curve"][len(r["curve"]) // 2 :]) for r in runs]
         under = sum(first_below(r["curve"], results["target"]) is not None for r in runs)
-        lines.append(f"| {method} | {under} of {len(runs)} | {statistics.median(ends):.4f} [{min(ends):.4f}, "
-                     f"{max(ends):.4f}] | {statistics.median(halves):.4f} [{min(halves):.4f}, {max(halves):.4f}] |")
+        lines.append(
+            f"| {method} | {under} of {len(runs)} | {statistics.median(ends):.4f} [{min(ends):.4f}, "
+            f"{max(ends):.4f}] | {statistics.median(halves):.4f} [{min(halves):.4f}, {max(halves):.4f}] |"
+        )
     return "\n".join(lines)
 
 
@@ -146,8 +194,14 @@ def plot(results: dict[str, Any], path: Path) -> None:
     for r in results["runs"]:
         label = r["method"] if r["seed"] == results["runs"][0]["seed"] else None
         for ax, x in ((by_steps, "steps"), (by_time, "seconds")):
-            ax.plot([p[x] for p in r["curve"]], [max(p["nash_conv"], 1e-6) for p in r["curve"]], marker="o", ms=2,
-                    color=colours.get(r["method"]), label=label)
+            ax.plot(
+                [p[x] for p in r["curve"]],
+                [max(p["nash_conv"], 1e-6) for p in r["curve"]],
+                marker="o",
+                ms=2,
+                color=colours.get(r["method"]),
+                label=label,
+            )
     cfr = results["cfr_plus"]
     by_time.plot([p["seconds"] for p in cfr], [max(p["nash_conv"], 1e-6) for p in cfr], color="black", label="CFR+")
     for ax, xlabel in ((by_steps, "env steps"), (by_time, "seconds (training or solving)")):
@@ -171,7 +225,9 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=500_000, help="env steps between exact evaluations")
     parser.add_argument("--cfr-seconds", type=float, default=60.0, help="CFR+ solving time on the same tree")
     parser.add_argument("--target", type=float, default=0.05, help="share of the uniform policy's NashConv")
-    parser.add_argument("--write", action="store_true", help="write docs/results/equilibrium_<preset>.json and the plot")
+    parser.add_argument(
+        "--write", action="store_true", help="write docs/results/equilibrium_<preset>.json and the plot"
+    )
     parser.add_argument("--from-json", type=Path, help="render a written result instead of running")
     args = parser.parse_args()
     methods = args.methods.split(",")
@@ -187,10 +243,15 @@ def main() -> None:
         from tacocat.stamp import stamp
 
         # stamped before the runs: the commit that trained them, even if one lands meanwhile
-        info = {**stamp(preset_config(args.preset)),
-                "command": "python -m benchmarks.equilibrium " + " ".join(
-                    f"--{k.replace('_', '-')} {' '.join(map(str, v)) if isinstance(v, list) else v}"
-                    for k, v in vars(args).items() if k not in ("write", "from_json"))}
+        info = {
+            **stamp(preset_config(args.preset)),
+            "command": "python -m benchmarks.equilibrium "
+            + " ".join(
+                f"--{k.replace('_', '-')} {' '.join(map(str, v)) if isinstance(v, list) else v}"
+                for k, v in vars(args).items()
+                if k not in ("write", "from_json")
+            ),
+        }
         results = run(args.preset, methods, args.seeds, args.steps, args.every, args.cfr_seconds, args.target)
         info["load_average"] = load_average()
     print(render(results))

@@ -57,8 +57,13 @@ def check_points(growth: float = 1.2):
         t = max(t + 1, math.ceil(t * growth))
 
 
-def cfr_plus_curve(tree: Any, points: Iterable[int], target: float = 0.0, max_seconds: float = math.inf,
-                   on_point: Callable[[dict[str, float]], None] | None = None) -> list[dict[str, float]]:
+def cfr_plus_curve(
+    tree: Any,
+    points: Iterable[int],
+    target: float = 0.0,
+    max_seconds: float = math.inf,
+    on_point: Callable[[dict[str, float]], None] | None = None,
+) -> list[dict[str, float]]:
     """CFR+ (`tacocat.analysis.cfr.CFRSolver`) on `tree`, the NashConv of its average policy
     checked after each iteration count of `points` (an exact best response each), until it is at
     most `target`, `max_seconds` of solving have passed or `points` ends. One point per check:
@@ -74,8 +79,9 @@ def cfr_plus_curve(tree: Any, points: Iterable[int], target: float = 0.0, max_se
         solver.iterate(point - solver.iteration)
         solving += time.perf_counter() - start
         conv = nash_conv(tree, solver.average_policy())
-        curve.append({"iterations": point, "nash_conv": conv, "seconds": solving,
-                      "wall_s": time.perf_counter() - wall_start})
+        curve.append(
+            {"iterations": point, "nash_conv": conv, "seconds": solving, "wall_s": time.perf_counter() - wall_start}
+        )
         if on_point is not None:
             on_point(curve[-1])
         if conv <= target or solving >= max_seconds:
@@ -83,8 +89,9 @@ def cfr_plus_curve(tree: Any, points: Iterable[int], target: float = 0.0, max_se
     return curve
 
 
-def solve(name: str, rules_spec: dict[str, Any] | None, target: float, max_seconds: float,
-          anchor_iterations: int) -> dict[str, Any]:
+def solve(
+    name: str, rules_spec: dict[str, Any] | None, target: float, max_seconds: float, anchor_iterations: int
+) -> dict[str, Any]:
     """Everything measured for one ruleset (run in its own process)."""
     from tqdm import tqdm
 
@@ -94,16 +101,25 @@ def solve(name: str, rules_spec: dict[str, Any] | None, target: float, max_secon
     from tacocat.game.presets import preset_config
 
     rules = preset_config(name) if rules_spec is None else make_config(rules_spec)
-    result: dict[str, Any] = {"name": name, "ruleset_hash": rules.ruleset_hash(),
-                              "rules": rules.canonical_dict(), "target": target}
+    result: dict[str, Any] = {
+        "name": name,
+        "ruleset_hash": rules.ruleset_hash(),
+        "rules": rules.canonical_dict(),
+        "target": target,
+    }
     start = time.perf_counter()
     result["histories_counted"] = check_enumerable(rules)
     result["size_check_s"] = time.perf_counter() - start
     start = time.perf_counter()
     tree = enumerate_tree(rules, progress=True)
     result["enumeration_s"] = time.perf_counter() - start
-    result.update(histories=tree.n_nodes, decision_nodes=int((tree.player >= 0).sum()),
-                  information_states=tree.n_infosets, max_actions=tree.max_actions, depth=tree.depth)
+    result.update(
+        histories=tree.n_nodes,
+        decision_nodes=int((tree.player >= 0).sum()),
+        information_states=tree.n_infosets,
+        max_actions=tree.max_actions,
+        depth=tree.depth,
+    )
 
     bar = tqdm(desc=f"{name}: CFR+", unit=" it", mininterval=1.0)
 
@@ -116,9 +132,16 @@ def solve(name: str, rules_spec: dict[str, Any] | None, target: float, max_secon
     # (iterations, NashConv, solver s, wall s), as the JSON has it
     curve = [(p["iterations"], p["nash_conv"], p["seconds"], p["wall_s"]) for p in points]
     iterations, final, solver_s, wall_s = curve[-1]
-    result.update(cfr_plus=curve, iterations=iterations, nash_conv=final, reached=final <= target,
-                  solver_s=solver_s, solve_wall_s=wall_s, s_per_iteration=solver_s / iterations,
-                  peak_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    result.update(
+        cfr_plus=curve,
+        iterations=iterations,
+        nash_conv=final,
+        reached=final <= target,
+        solver_s=solver_s,
+        solve_wall_s=wall_s,
+        s_per_iteration=solver_s / iterations,
+        peak_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    )
     if anchor_iterations:
         result["openspiel"] = openspiel_anchor(rules, tree, anchor_iterations)
     return result
@@ -147,8 +170,13 @@ def openspiel_anchor(rules, tree, iterations: int) -> dict[str, Any]:
     theirs = nash_conv(tree, from_policy_table(tree, solver.tabular_average_policy().policy_table()))
     ours = CFRSolver(tree)
     ours.iterate(iterations)
-    return {"iterations": iterations, "build_s": build, "s_per_iteration": seconds / iterations,
-            "nash_conv": theirs, "same_as_ours": abs(theirs - nash_conv(tree, ours.average_policy())) <= 1e-9}
+    return {
+        "iterations": iterations,
+        "build_s": build,
+        "s_per_iteration": seconds / iterations,
+        "nash_conv": theirs,
+        "same_as_ours": abs(theirs - nash_conv(tree, ours.average_policy())) <= 1e-9,
+    }
 
 
 def load_average() -> str:
@@ -159,8 +187,10 @@ def table(results: list[dict[str, Any]], info: dict[str, Any]) -> str:
     from tacocat.stamp import describe
 
     lines = [
-        ("| ruleset | hash | histories | decision nodes | info states | max actions | size check | enumeration "
-        "| CFR+ iterations | CFR+ time | NashConv | peak memory | ours s/it | OpenSpiel s/it |"),
+        (
+            "| ruleset | hash | histories | decision nodes | info states | max actions | size check | enumeration "
+            "| CFR+ iterations | CFR+ time | NashConv | peak memory | ours s/it | OpenSpiel s/it |"
+        ),
         "|" + "---|" * 14,
     ]
     for r in results:
@@ -172,12 +202,18 @@ def table(results: list[dict[str, Any]], info: dict[str, Any]) -> str:
             f"{r['information_states']:,} | {r['max_actions']} | {r['size_check_s']:.1f} s | "
             f"{r['enumeration_s']:.1f} s | "
             f"{r['iterations']:,} | {r['solver_s']:.1f} s | {r['nash_conv']:.2e}{reached} | {r['peak_mb']:.0f} MB | "
-            f"{r['s_per_iteration']:.3g} | {openspiel} |")
-    lines += ["", (f"CFR+ until NashConv <= {info['target']:g} (checked at geometrically spaced iterations; CFR+ time "
-              "excludes the checks). Peak memory: the whole process (enumeration included). "
-              f"Stamp: {describe(info)}; load average {info['load_average']} at the start and "
-              f"{info['load_average_end']} at the end (shared 2-core machine). "
-              f"Command: `{info['command']}`.")]
+            f"{r['s_per_iteration']:.3g} | {openspiel} |"
+        )
+    lines += [
+        "",
+        (
+            f"CFR+ until NashConv <= {info['target']:g} (checked at geometrically spaced iterations; CFR+ time "
+            "excludes the checks). Peak memory: the whole process (enumeration included). "
+            f"Stamp: {describe(info)}; load average {info['load_average']} at the start and "
+            f"{info['load_average_end']} at the end (shared 2-core machine). "
+            f"Command: `{info['command']}`."
+        ),
+    ]
     return "\n".join(lines)
 
 
@@ -217,12 +253,18 @@ def parse_anchor(text: str) -> dict[str, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--presets", default=DEFAULT_PRESETS, help="comma-separated preset names ('' for none)")
-    parser.add_argument("--ruleset", action="append", default=[], metavar="NAME=JSON",
-                        help="also a ruleset that is no preset: a name and a JSON rules mapping (repeatable)")
+    parser.add_argument(
+        "--ruleset",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="also a ruleset that is no preset: a name and a JSON rules mapping (repeatable)",
+    )
     parser.add_argument("--target", type=float, default=1e-3, help="NashConv to reach")
     parser.add_argument("--max-seconds", type=float, default=1800.0, help="solver seconds per ruleset at most")
-    parser.add_argument("--anchor", default=DEFAULT_ANCHOR,
-                        help="preset:iterations of OpenSpiel's C++ CFR+ to time ('' for none)")
+    parser.add_argument(
+        "--anchor", default=DEFAULT_ANCHOR, help="preset:iterations of OpenSpiel's C++ CFR+ to time ('' for none)"
+    )
     parser.add_argument("--write", action="store_true", help="write docs/results/exact_solve.json and the PNG")
     parser.add_argument("--from-json", type=Path, help="render the table (and with --write the PNG) from a JSON")
     args = parser.parse_args()
@@ -233,8 +275,12 @@ def main() -> None:
     else:
         from tacocat.stamp import stamp
 
-        info = {**stamp(), "load_average": load_average(), "target": args.target,
-                "command": "python benchmarks/exact_solve.py " + shlex.join(sys.argv[1:])}
+        info = {
+            **stamp(),
+            "load_average": load_average(),
+            "target": args.target,
+            "command": "python benchmarks/exact_solve.py " + shlex.join(sys.argv[1:]),
+        }
         jobs = [(name, None) for name in filter(None, args.presets.split(","))]
         for spec in args.ruleset:
             name, _, rules = spec.partition("=")
@@ -243,11 +289,15 @@ def main() -> None:
         results = []
         for name, spec in jobs:  # one process per ruleset: its peak memory is its own
             with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-                results.append(pool.submit(solve, name, spec, args.target, args.max_seconds,
-                                           anchor.get(name, 0)).result())
+                results.append(
+                    pool.submit(solve, name, spec, args.target, args.max_seconds, anchor.get(name, 0)).result()
+                )
             r = results[-1]
-            print(f"{name}: {r['histories']:,} histories, {r['iterations']} iterations, NashConv {r['nash_conv']:.2e}, "
-                  f"{r['solver_s']:.1f} s solving, {r['enumeration_s']:.1f} s enumerating", flush=True)
+            print(
+                f"{name}: {r['histories']:,} histories, {r['iterations']} iterations, NashConv {r['nash_conv']:.2e}, "
+                f"{r['solver_s']:.1f} s solving, {r['enumeration_s']:.1f} s enumerating",
+                flush=True,
+            )
         info["load_average_end"] = load_average()
     print(table(results, info))
     if args.write:

@@ -51,7 +51,7 @@ def engine_table(batches: list[int], large_samplers: list[str], budget: int, rep
     largest = max(batches)
     for name in ["uniform", *large_samplers]:
         for engine in ("tacocat", "pgx leduc_holdem"):
-            for batch in (batches if name == "uniform" and engine == "tacocat" else [largest]):
+            for batch in batches if name == "uniform" and engine == "tacocat" else [largest]:
                 n = steps_for(batch, budget)
                 if engine == "tacocat":
                     rollout = make_rollout(env, batch, n, sampler=SAMPLERS[name])
@@ -59,8 +59,11 @@ def engine_table(batches: list[int], large_samplers: list[str], budget: int, rep
                     rollout = pgx_rollout(leduc, batch, n, SAMPLERS[name])
                 compile_s, speed, _ = measure(rollout, batch, n, repeats)
                 rows.append((engine, name, batch, n, compile_s, speed))
-                print(f"  {engine}, {name} sampler, batch {batch:,}: {speed:,.0f} steps/s "
-                      f"(compiled in {compile_s:.1f} s)", flush=True)
+                print(
+                    f"  {engine}, {name} sampler, batch {batch:,}: {speed:,.0f} steps/s "
+                    f"(compiled in {compile_s:.1f} s)",
+                    flush=True,
+                )
     print("\n| engine | sampler | batch | steps per run | steps/s | compile s |")
     print("|---|---|---:|---:|---:|---:|")
     for engine, name, batch, n, compile_s, speed in rows:
@@ -69,8 +72,13 @@ def engine_table(batches: list[int], large_samplers: list[str], budget: int, rep
 
 def league_config(args: argparse.Namespace, extra: list[str]):
     steps = args.envs * args.n_steps
-    overrides = [f"n_envs={args.envs}", f"algo.n_steps={args.n_steps}", f"algo.batch_size={steps // 16}",
-                 f"total_timesteps={args.max_steps}", *extra]
+    overrides = [
+        f"n_envs={args.envs}",
+        f"algo.n_steps={args.n_steps}",
+        f"algo.batch_size={steps // 16}",
+        f"total_timesteps={args.max_steps}",
+        *extra,
+    ]
     return load_experiment(args.config, overrides=overrides)
 
 
@@ -112,26 +120,45 @@ def time_to_beat_search(args: argparse.Namespace, deadline: float, compile_s: fl
             next_eval += args.eval_every
             start = time.perf_counter()
             export_policy(trainer.params(), policy, config, trainer.timesteps)
-            result = match(f"league:path={policy}", args.search, deal_pairs=args.deal_pairs, seed=2026,
-                           workers=workers, config=config.rules_config, progress=False)
+            result = match(
+                f"league:path={policy}",
+                args.search,
+                deal_pairs=args.deal_pairs,
+                seed=2026,
+                workers=workers,
+                config=config.rules_config,
+                progress=False,
+            )
             eval_s += time.perf_counter() - start
-            print(f"  {trainer.timesteps:,} env steps, {train_s:.1f} s training: {result.win_rate_a:.3f} "
-                  f"[{result.ci_low:.3f}, {result.ci_high:.3f}] against {args.search} ({args.deal_pairs} deal pairs, "
-                  f"{eval_s:.1f} s of evaluation so far)", flush=True)
+            print(
+                f"  {trainer.timesteps:,} env steps, {train_s:.1f} s training: {result.win_rate_a:.3f} "
+                f"[{result.ci_low:.3f}, {result.ci_high:.3f}] against {args.search} ({args.deal_pairs} deal pairs, "
+                f"{eval_s:.1f} s of evaluation so far)",
+                flush=True,
+            )
             if result.ci_low > 0.5:
-                print(f"\ntime to beat {args.search}: {train_s:.1f} s of training (compilation included) at "
-                      f"{trainer.timesteps:,} env steps, plus {eval_s:.1f} s of evaluation")
+                print(
+                    f"\ntime to beat {args.search}: {train_s:.1f} s of training (compilation included) at "
+                    f"{trainer.timesteps:,} env steps, plus {eval_s:.1f} s of evaluation"
+                )
                 return
-    print(f"\n{args.search} not beaten within the budget: {trainer.timesteps:,} env steps, {train_s:.1f} s of "
-          f"training, {eval_s:.1f} s of evaluation")
+    print(
+        f"\n{args.search} not beaten within the budget: {trainer.timesteps:,} env steps, {train_s:.1f} s of "
+        f"training, {eval_s:.1f} s of evaluation"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, to check the script on any machine")
     parser.add_argument("--batches", type=int, nargs="+", default=[4096, 65536, 1048576])
-    parser.add_argument("--samplers", nargs="+", default=["categorical", "policy"], choices=sorted(SAMPLERS),
-                        help="policy-style samplers measured at the largest batch (uniform runs at every batch)")
+    parser.add_argument(
+        "--samplers",
+        nargs="+",
+        default=["categorical", "policy"],
+        choices=sorted(SAMPLERS),
+        help="policy-style samplers measured at the largest batch (uniform runs at every batch)",
+    )
     parser.add_argument("--budget", type=int, default=1 << 24, help="env steps per timed engine run")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--config", default="tacocat/train/configs/league.yaml")
@@ -141,8 +168,12 @@ def main() -> None:
     parser.add_argument("--eval-every", type=int, default=4_000_000)
     parser.add_argument("--deal-pairs", type=int, default=100)
     parser.add_argument("--search", default="search", help="the agent spec to beat")
-    parser.add_argument("--budget-s", type=float, default=280.0, help="stop the time-to-beat run after this many "
-                        "seconds from the script's start")
+    parser.add_argument(
+        "--budget-s",
+        type=float,
+        default=280.0,
+        help="stop the time-to-beat run after this many seconds from the script's start",
+    )
     args = parser.parse_args()
     if args.quick:
         args.batches, args.budget, args.repeats = [64, 256], 4096, 1
@@ -150,9 +181,11 @@ def main() -> None:
         args.deal_pairs, args.search = 2, "search:simulations=4"
     started = time.perf_counter()
     print(describe(stamp(TacocatBatch().config)))
-    print(f"jax {jax.__version__}, backend {jax.default_backend()} ({jax.devices()[0].device_kind}), "
-          f"{jax.device_count()} device(s), {os.cpu_count()} CPUs; helpers' forms: "
-          f"{'XLA:CPU' if xla.cpu_forms() else 'plain'}; load average {load()}")
+    print(
+        f"jax {jax.__version__}, backend {jax.default_backend()} ({jax.devices()[0].device_kind}), "
+        f"{jax.device_count()} device(s), {os.cpu_count()} CPUs; helpers' forms: "
+        f"{'XLA:CPU' if xla.cpu_forms() else 'plain'}; load average {load()}"
+    )
     print("\n## batch engine")
     engine_table(args.batches, args.samplers, args.budget, args.repeats)
     print("\n## league")

@@ -30,8 +30,9 @@ def _max_devices(argv: list[str]) -> int:
 
 
 if _max_devices(sys.argv[1:]) > 1:
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
-                               + f" --xla_force_host_platform_device_count={_max_devices(sys.argv[1:])}")
+    os.environ["XLA_FLAGS"] = (
+        os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={_max_devices(sys.argv[1:])}"
+    )
 
 import jax  # noqa: E402 (jax must see XLA_FLAGS first)
 
@@ -93,8 +94,10 @@ def main() -> None:
 
     base = load_experiment(args.config, overrides=args.overrides)
     print(describe(stamp(base.rules_config)))
-    print(f"jax backend {jax.default_backend()}, {jax.device_count()} device(s), {os.cpu_count()} CPUs, "
-          f"config {args.config} {' '.join(args.overrides)}")
+    print(
+        f"jax backend {jax.default_backend()}, {jax.device_count()} device(s), {os.cpu_count()} CPUs, "
+        f"config {args.config} {' '.join(args.overrides)}"
+    )
     print(f"load average at start: {load()}")
     steps = base.n_envs * base.algo.n_steps
     trainers = {}
@@ -108,15 +111,19 @@ def main() -> None:
     for _ in range(args.repeats):
         for devices, trainer in trainers.items():
             best[devices] = min(best[devices], timed(trainer))
-    print(f"timed iterations ({args.repeats} per device count, taking turns): load {load()}, "
-          f"{shares(before, cpu_times())}")
+    print(
+        f"timed iterations ({args.repeats} per device count, taking turns): load {load()}, "
+        f"{shares(before, cpu_times())}"
+    )
     print()
     print("| devices | n_envs | n_steps | env steps/s | speed-up over 1 device | cores used |")
     print("|---:|---:|---:|---:|---:|---:|")
     one = best[1][0] if 1 in best else None
     for devices, (seconds, cores) in best.items():
         speedup = f"{one / seconds:.2f}" if one else "-"
-        print(f"| {devices} | {base.n_envs:,} | {base.algo.n_steps} | {steps / seconds:,.0f} | {speedup} | {cores:.2f} |")
+        print(
+            f"| {devices} | {base.n_envs:,} | {base.algo.n_steps} | {steps / seconds:,.0f} | {speedup} | {cores:.2f} |"
+        )
     print(f"\nload average at end: {load()}")
 
 

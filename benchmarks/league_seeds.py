@@ -31,10 +31,17 @@ def read_run(run_dir: Path) -> dict[str, Any]:
     with (run_dir / "eval.csv").open(newline="") as f:
         for row in csv.DictReader(f):
             steps = int(row["timesteps"])
-            curves[row["opponent"]].append((steps, seconds_at[steps], float(row["win_rate"]),
-                                            float(row["ci_low"]), float(row["ci_high"])))
-    return {"run": run_dir.name, "seed": meta["seed"], "commit": meta["git_commit"][:10],
-            "timesteps": max(seconds_at), "train_s": elapsed, "curves": dict(curves)}
+            curves[row["opponent"]].append(
+                (steps, seconds_at[steps], float(row["win_rate"]), float(row["ci_low"]), float(row["ci_high"]))
+            )
+    return {
+        "run": run_dir.name,
+        "seed": meta["seed"],
+        "commit": meta["git_commit"][:10],
+        "timesteps": max(seconds_at),
+        "train_s": elapsed,
+        "curves": dict(curves),
+    }
 
 
 def table(runs: list[dict[str, Any]]) -> str:

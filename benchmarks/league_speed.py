@@ -48,7 +48,9 @@ def main() -> None:
     config = load_experiment(args.config, overrides=args.overrides)
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(describe(stamp(config.rules_config)))
-    print(f"jax backend {jax.default_backend()}, {os.cpu_count()} CPUs, config {args.config} {' '.join(args.overrides)}")
+    print(
+        f"jax backend {jax.default_backend()}, {os.cpu_count()} CPUs, config {args.config} {' '.join(args.overrides)}"
+    )
     print(f"load average at start: {load}")
     env, s, iteration = build(config)
     steps = s.n_envs * s.n_steps
@@ -78,8 +80,10 @@ def main() -> None:
     print("| loop | n_envs | n_steps | env steps/s | ratio to random rollout |")
     print("|---|---:|---:|---:|---:|")
     print(f"| random-legal rollout (anchor) | {s.n_envs:,} | {s.n_steps} | {steps / rollout_s:,.0f} | 1.00 |")
-    print(f"| league PPO iteration ({s.n_epochs} epochs, net {list(s.hidden)}) | {s.n_envs:,} | {s.n_steps} | "
-          f"{steps / train_s:,.0f} | {rollout_s / train_s:.2f} |")
+    print(
+        f"| league PPO iteration ({s.n_epochs} epochs, net {list(s.hidden)}) | {s.n_envs:,} | {s.n_steps} | "
+        f"{steps / train_s:,.0f} | {rollout_s / train_s:.2f} |"
+    )
     print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -62,15 +62,17 @@ def main() -> None:
             f"{result.wall_s:.0f} s |"
         )
         print(rows[-1], flush=True)
-    text = "\n".join([
-        "| agent | opponent | deal pairs | W-L-D | score | 95% Wilson (games) | 95% interval (deal pairs) "
-        "| wall time |",
-        "|---|---|---|---|---|---|---|---|",
-        *rows,
-        "",
-        f"Default rules (ruleset `{results[0]['ruleset_hash']}`), seed {args.seed}, workers {args.workers}. "
-        + stamp_line(info),
-    ])
+    text = "\n".join(
+        [
+            "| agent | opponent | deal pairs | W-L-D | score | 95% Wilson (games) | 95% interval (deal pairs) "
+            "| wall time |",
+            "|---|---|---|---|---|---|---|---|",
+            *rows,
+            "",
+            f"Default rules (ruleset `{results[0]['ruleset_hash']}`), seed {args.seed}, workers {args.workers}. "
+            + stamp_line(info),
+        ]
+    )
     print("\n" + text)
     if args.write_docs:
         RESULTS.write_text(json.dumps({"stamp": info, "results": results}, indent=1) + "\n")

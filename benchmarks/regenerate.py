@@ -70,12 +70,22 @@ SIZES: dict[str, Any] = {
     "crossplay": 100,
     "search_speed": 40,
     "training": 3,
-    "champion": {"search": 1000, "counter": 1000, "planner": 500, "search:simulations=24": 300,
-                 "search:simulations=200": 200},
+    "champion": {
+        "search": 1000,
+        "counter": 1000,
+        "planner": 500,
+        "search:simulations=24": 300,
+        "search:simulations=200": 200,
+    },
     # exact tables on the presets; the approximate best response validated on jumbo; on the
     # full game, `tacocat exploit` per agent (env steps, seeds, deal pairs)
-    "exploitability": {"validation_steps": 4_000_000, "validation_deal_pairs": 200,
-                       "full_steps": 12_000_000, "full_seeds": 3, "full_deal_pairs": 1000},
+    "exploitability": {
+        "validation_steps": 4_000_000,
+        "validation_deal_pairs": 200,
+        "full_steps": 12_000_000,
+        "full_seeds": 3,
+        "full_deal_pairs": 1000,
+    },
 }
 BELIEF_OPPONENTS = ["counter:sacrifice_rate=0.2"]
 BELIEF_MODES = ["on", "off", "soft"]
@@ -97,8 +107,12 @@ def stamp(section: str, size: Any, command: str) -> dict[str, Any]:
         "date_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M"),
         "command": command,
         "size": size,
-        "machine": {"platform": platform.platform(), "machine": platform.machine(),
-                    "cpu_count": os.cpu_count(), "processor": platform.processor() or None},
+        "machine": {
+            "platform": platform.platform(),
+            "machine": platform.machine(),
+            "cpu_count": os.cpu_count(),
+            "processor": platform.processor() or None,
+        },
         "load_average_start": list(os.getloadavg()),
     }
 
@@ -116,8 +130,15 @@ def _scaled(size: Any, scale: float) -> Any:
 
 
 def _interval(m) -> dict[str, Any]:
-    return {"win_rate": m.win_rate_a, "paired": [m.ci_low, m.ci_high], "wilson": [m.wilson_low, m.wilson_high],
-            "wins": m.wins_a, "losses": m.wins_b, "draws": m.draws, "deal_pairs": m.games}
+    return {
+        "win_rate": m.win_rate_a,
+        "paired": [m.ci_low, m.ci_high],
+        "wilson": [m.wilson_low, m.wilson_high],
+        "wins": m.wins_a,
+        "losses": m.wins_b,
+        "draws": m.draws,
+        "deal_pairs": m.games,
+    }
 
 
 def _pair_scores(m) -> np.ndarray:
@@ -147,9 +168,15 @@ def run_ladder(pairs: dict[str, int], workers: int) -> dict[str, Any]:
 
 
 def render_ladder(data: dict[str, Any]) -> str:
-    return "\n".join(_match_table({"upper rung": "---", "lower rung": "---"}, data["rows"],
-                                   lambda r: [f"`{r['upper']}`", f"`{r['lower']}`"], "upper's win rate",
-                                   verdict="strictly above?"))
+    return "\n".join(
+        _match_table(
+            {"upper rung": "---", "lower rung": "---"},
+            data["rows"],
+            lambda r: [f"`{r['upper']}`", f"`{r['lower']}`"],
+            "upper's win rate",
+            verdict="strictly above?",
+        )
+    )
 
 
 def run_counter(pairs: int, workers: int) -> dict[str, Any]:
@@ -165,8 +192,9 @@ def run_counter(pairs: int, workers: int) -> dict[str, Any]:
 
 
 def render_counter(data: dict[str, Any]) -> str:
-    return "\n".join(_match_table({"A": "---", "B": "---"}, data["rows"], lambda r: [f"`{r['a']}`", f"`{r['b']}`"],
-                                   "A's win rate"))
+    return "\n".join(
+        _match_table({"A": "---", "B": "---"}, data["rows"], lambda r: [f"`{r['a']}`", f"`{r['b']}`"], "A's win rate")
+    )
 
 
 def run_belief(pairs: int, workers: int) -> dict[str, Any]:
@@ -180,13 +208,19 @@ def run_belief(pairs: int, workers: int) -> dict[str, Any]:
             scores[mode] = _pair_scores(m)
             rows.append({"opponent": opponent, "belief": mode, **_interval(m)})
         for mode in ("off", "soft"):
-            diffs.append({"opponent": opponent, "versus": f"{mode} - on", **_paired_difference(scores[mode], scores["on"])})
+            diffs.append(
+                {"opponent": opponent, "versus": f"{mode} - on", **_paired_difference(scores[mode], scores["on"])}
+            )
     return {"rows": rows, "differences": diffs}
 
 
 def render_belief(data: dict[str, Any]) -> str:
-    lines = _match_table({"opponent": "---", "belief": "---"}, data["rows"],
-                         lambda r: [f"`{r['opponent']}`", r["belief"]], "search's win rate")
+    lines = _match_table(
+        {"opponent": "---", "belief": "---"},
+        data["rows"],
+        lambda r: [f"`{r['opponent']}`", r["belief"]],
+        "search's win rate",
+    )
     lines += ["", "| opponent | difference (same deals) | mean | 95% paired CI |", "|---|---|---:|---|"]
     for d in data["differences"]:
         lines.append(f"| `{d['opponent']}` | {d['versus']} | {d['mean']:+.3f} | [{d['low']:+.3f}, {d['high']:+.3f}] |")
@@ -207,8 +241,14 @@ def run_budget(pairs: dict[int, int], workers: int) -> dict[str, Any]:
 
 
 def render_budget(data: dict[str, Any]) -> str:
-    return "\n".join(_match_table({"simulations": "---:", "opponent": "---"}, data["rows"],
-                                   lambda r: [str(r["simulations"]), f"`{r['opponent']}`"], "win rate"))
+    return "\n".join(
+        _match_table(
+            {"simulations": "---:", "opponent": "---"},
+            data["rows"],
+            lambda r: [str(r["simulations"]), f"`{r['opponent']}`"],
+            "win rate",
+        )
+    )
 
 
 def plot_budget(data: dict[str, Any], path: Path) -> None:
@@ -222,8 +262,14 @@ def plot_budget(data: dict[str, Any], path: Path) -> None:
         y = np.array([r["win_rate"] for r in rows])
         lo = np.array([r["paired"][0] for r in rows])
         hi = np.array([r["paired"][1] for r in rows])
-        ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt=f"{marker}-", capsize=4, label=f"vs {opponent}"
-                    + (" (96 simulations)" if opponent == "search" else ""))
+        ax.errorbar(
+            x,
+            y,
+            yerr=[y - lo, hi - y],
+            fmt=f"{marker}-",
+            capsize=4,
+            label=f"vs {opponent}" + (" (96 simulations)" if opponent == "search" else ""),
+        )
     ax.axhline(0.5, color="grey", lw=0.8, ls=":")
     ax.set_xscale("log")
     ax.set_xticks([r["simulations"] for r in data["rows"] if r["opponent"] == "counter"])
@@ -247,24 +293,38 @@ def run_crossplay(pairs: int, workers: int) -> dict[str, Any]:
         diff = t.ratings.ratings[index[m.agent_a]] - t.ratings.ratings[index[m.agent_b]]
         predicted = 1.0 / (1.0 + 10.0 ** (-diff / 400.0))
         half = (m.ci_high - m.ci_low) / 2.0
-        rows.append({"a": m.agent_a, "b": m.agent_b, **_interval(m), "bt_predicted": float(predicted),
-                     "fit_error": float(m.win_rate_a - predicted), "sampling_half_width": float(half),
-                     "fit_error_exceeds_sampling": bool(abs(m.win_rate_a - predicted) > half)})
-    return {"agents": t.agents, "ratings": t.ratings.to_dict(), "rows": rows,
-            "leaderboard": t.leaderboard()}
+        rows.append(
+            {
+                "a": m.agent_a,
+                "b": m.agent_b,
+                **_interval(m),
+                "bt_predicted": float(predicted),
+                "fit_error": float(m.win_rate_a - predicted),
+                "sampling_half_width": float(half),
+                "fit_error_exceeds_sampling": bool(abs(m.win_rate_a - predicted) > half),
+            }
+        )
+    return {"agents": t.agents, "ratings": t.ratings.to_dict(), "rows": rows, "leaderboard": t.leaderboard()}
 
 
 def render_crossplay(data: dict[str, Any]) -> str:
-    lines = ["| rank | agent | Bradley–Terry rating (Elo scale, mean 0) | 95% bootstrap interval (deal pairs) |",
-             "|---:|---|---:|---|"]
+    lines = [
+        "| rank | agent | Bradley–Terry rating (Elo scale, mean 0) | 95% bootstrap interval (deal pairs) |",
+        "|---:|---|---:|---|",
+    ]
     for rank, r in enumerate(data["leaderboard"], 1):
         lines.append(f"| {rank} | `{r['agent']}` | {r['rating']:.0f} | [{r['low']:.0f}, {r['high']:.0f}] |")
-    lines += ["", "| A | B | deal pairs | A's win rate | 95% paired CI | BT prediction | fit error | fit error > sampling? |",
-              "|---|---|---:|---:|---|---:|---:|---|"]
+    lines += [
+        "",
+        "| A | B | deal pairs | A's win rate | 95% paired CI | BT prediction | fit error | fit error > sampling? |",
+        "|---|---|---:|---:|---|---:|---:|---|",
+    ]
     for r in data["rows"]:
-        lines.append(f"| `{r['a']}` | `{r['b']}` | {r['deal_pairs']} | {r['win_rate']:.3f} | {_ci(r['paired'])} | "
-                     f"{r['bt_predicted']:.3f} | {r['fit_error']:+.3f} | "
-                     f"{'**yes**' if r['fit_error_exceeds_sampling'] else 'no'} |")
+        lines.append(
+            f"| `{r['a']}` | `{r['b']}` | {r['deal_pairs']} | {r['win_rate']:.3f} | {_ci(r['paired'])} | "
+            f"{r['bt_predicted']:.3f} | {r['fit_error']:+.3f} | "
+            f"{'**yes**' if r['fit_error_exceeds_sampling'] else 'no'} |"
+        )
     return "\n".join(lines)
 
 
@@ -279,9 +339,14 @@ def run_search_speed(games: int, workers: int) -> dict[str, Any]:
         for game in range(games):
             seats = [search, counter] if game % 2 == 0 else [counter, search]
             play_game(seats, seed=game, keep_events=False)
-        rows.append({"simulations": budget, "decisions": search.decisions,
-                     "decisions_per_s": search.decisions_per_second,
-                     "s_per_game": (time.perf_counter() - start) / games})
+        rows.append(
+            {
+                "simulations": budget,
+                "decisions": search.decisions,
+                "decisions_per_s": search.decisions_per_second,
+                "s_per_game": (time.perf_counter() - start) / games,
+            }
+        )
     return {"rows": rows, "note": "one core; timings depend on the machine and its load"}
 
 
@@ -301,8 +366,11 @@ def run_champion(pairs: dict[str, int], workers: int) -> dict[str, Any]:
     from tacocat.evaluation.matches import match
 
     _, meta = load_policy_file(CHAMPION)
-    model = {"file": str(CHAMPION.relative_to(ROOT)), "sha256": hashlib.sha256(CHAMPION.read_bytes()).hexdigest(),
-             **{k: meta[k] for k in ("experiment", "seed", "timesteps", "algorithm", "ruleset_hash")}}
+    model = {
+        "file": str(CHAMPION.relative_to(ROOT)),
+        "sha256": hashlib.sha256(CHAMPION.read_bytes()).hexdigest(),
+        **{k: meta[k] for k in ("experiment", "seed", "timesteps", "algorithm", "ruleset_hash")},
+    }
     rows = []
     for opponent, n in pairs.items():
         m = match("champion", opponent, deal_pairs=n, seed=SEED, workers=workers)
@@ -312,10 +380,20 @@ def run_champion(pairs: dict[str, int], workers: int) -> dict[str, Any]:
 
 def render_champion(data: dict[str, Any]) -> str:
     model = data["model"]
-    return "\n".join([f"Model `{model['file']}` (SHA-256 `{model['sha256'][:16]}…`): experiment `{model['experiment']}`, "
-                      f"seed {model['seed']}, {model['timesteps']:,} env steps.", "",
-                      *_match_table({"opponent": "---"}, data["rows"], lambda r: [f"`{r['opponent']}`"],
-                                    "champion's win rate", verdict="beats it?")])
+    return "\n".join(
+        [
+            f"Model `{model['file']}` (SHA-256 `{model['sha256'][:16]}…`): experiment `{model['experiment']}`, "
+            f"seed {model['seed']}, {model['timesteps']:,} env steps.",
+            "",
+            *_match_table(
+                {"opponent": "---"},
+                data["rows"],
+                lambda r: [f"`{r['opponent']}`"],
+                "champion's win rate",
+                verdict="beats it?",
+            ),
+        ]
+    )
 
 
 def run_training(seeds: int, workers: int) -> dict[str, Any]:
@@ -339,14 +417,35 @@ def run_training(seeds: int, workers: int) -> dict[str, Any]:
             final = evaluate_run(run_dir, config, learner=run.spec)
             timesteps = json.loads((run_dir / "final.json").read_text())["timesteps"]
             with (run_dir / "eval.csv").open(newline="") as f:
-                curve = [{"timesteps": int(r["timesteps"]), "opponent": r["opponent"], "win_rate": float(r["win_rate"]),
-                          "paired": [float(r["ci_low"]), float(r["ci_high"])]} for r in csv.DictReader(f)]
-            runs.append({"seed": seed, "timesteps": timesteps, "train_wall_s": trained - started,
-                         "steps_per_s": timesteps / (trained - started), "eval_wall_s": time.perf_counter() - trained,
-                         "final": [{"opponent": r["opponent"], "deal_pairs": r["deal_pairs"], "win_rate": r["win_rate"],
-                                    "paired": [r["ci_low"], r["ci_high"]], "wilson": [r["wilson_low"], r["wilson_high"]]}
-                                   for r in final],
-                         "curve": curve})
+                curve = [
+                    {
+                        "timesteps": int(r["timesteps"]),
+                        "opponent": r["opponent"],
+                        "win_rate": float(r["win_rate"]),
+                        "paired": [float(r["ci_low"]), float(r["ci_high"])],
+                    }
+                    for r in csv.DictReader(f)
+                ]
+            runs.append(
+                {
+                    "seed": seed,
+                    "timesteps": timesteps,
+                    "train_wall_s": trained - started,
+                    "steps_per_s": timesteps / (trained - started),
+                    "eval_wall_s": time.perf_counter() - trained,
+                    "final": [
+                        {
+                            "opponent": r["opponent"],
+                            "deal_pairs": r["deal_pairs"],
+                            "win_rate": r["win_rate"],
+                            "paired": [r["ci_low"], r["ci_high"]],
+                            "wilson": [r["wilson_low"], r["wilson_high"]],
+                        }
+                        for r in final
+                    ],
+                    "curve": curve,
+                }
+            )
     return {"config": str(MAIN_CONFIG.relative_to(ROOT)), "runs": runs}
 
 
@@ -354,16 +453,24 @@ def render_training(data: dict[str, Any]) -> str:
     from tacocat.evaluation.stats import verdict as beats
 
     opponents = [r["opponent"] for r in data["runs"][0]["final"]]
-    lines = [f"Config `{data['config']}`, final model (greedy) against each opponent: win rate, 95% paired CI, "
-             "deal pairs.", "",
-             "| seed | timesteps | training wall time | steps/s | evaluation wall time | "
-             + " | ".join(f"vs `{o}`" for o in opponents) + " |",
-             "|---:|---:|---:|---:|---:|" + "---|" * len(opponents)]
+    lines = [
+        f"Config `{data['config']}`, final model (greedy) against each opponent: win rate, 95% paired CI, deal pairs.",
+        "",
+        "| seed | timesteps | training wall time | steps/s | evaluation wall time | "
+        + " | ".join(f"vs `{o}`" for o in opponents)
+        + " |",
+        "|---:|---:|---:|---:|---:|" + "---|" * len(opponents),
+    ]
     for run in data["runs"]:
-        cells = [f"{r['win_rate']:.3f} {_ci(r['paired'])} / {r['deal_pairs']}"
-                 + (" (beats it)" if beats(*r["paired"]) == "yes" else "") for r in run["final"]]
-        lines.append(f"| {run['seed']} | {run['timesteps']:,} | {run['train_wall_s']:.0f} s | {run['steps_per_s']:,.0f} | "
-                     f"{run['eval_wall_s']:.0f} s | " + " | ".join(cells) + " |")
+        cells = [
+            f"{r['win_rate']:.3f} {_ci(r['paired'])} / {r['deal_pairs']}"
+            + (" (beats it)" if beats(*r["paired"]) == "yes" else "")
+            for r in run["final"]
+        ]
+        lines.append(
+            f"| {run['seed']} | {run['timesteps']:,} | {run['train_wall_s']:.0f} s | {run['steps_per_s']:,.0f} | "
+            f"{run['eval_wall_s']:.0f} s | " + " | ".join(cells) + " |"
+        )
     return "\n".join(lines)
 
 
@@ -376,7 +483,9 @@ def plot_training(data: dict[str, Any], path: Path) -> None:
     axes = fig.subplots(1, len(opponents), sharey=True, squeeze=False)[0]
     for ax, opponent in zip(axes, opponents, strict=True):
         for run in data["runs"]:
-            points = sorted((p["timesteps"], p["win_rate"], *p["paired"]) for p in run["curve"] if p["opponent"] == opponent)
+            points = sorted(
+                (p["timesteps"], p["win_rate"], *p["paired"]) for p in run["curve"] if p["opponent"] == opponent
+            )
             x, y, lo, hi = (np.array(v) for v in zip(*points, strict=True))
             ax.plot(x, y, marker="o", ms=3, label=f"seed {run['seed']}")
             ax.fill_between(x, lo, hi, alpha=0.12)
@@ -406,22 +515,46 @@ def run_exploitability(size: dict[str, int], workers: int) -> dict[str, Any]:
     out = Path(tempfile.mkdtemp(prefix="regenerate_exploitability_"))
     return {
         "exact": ex.exact_table(EXACT_PRESETS, out=out / "exact"),
-        "validation": ex.validation(VALIDATION["preset"], VALIDATION["agents"], size["validation_steps"],
-                                    out / "validation", deal_pairs=size["validation_deal_pairs"], workers=workers),
-        "full": ex.full_game(FULL_GAME_AGENTS, size["full_steps"], size["full_seeds"], out / "full",
-                             deal_pairs=size["full_deal_pairs"], workers=workers) if size["full_steps"] > 2 else [],
+        "validation": ex.validation(
+            VALIDATION["preset"],
+            VALIDATION["agents"],
+            size["validation_steps"],
+            out / "validation",
+            deal_pairs=size["validation_deal_pairs"],
+            workers=workers,
+        ),
+        "full": ex.full_game(
+            FULL_GAME_AGENTS,
+            size["full_steps"],
+            size["full_seeds"],
+            out / "full",
+            deal_pairs=size["full_deal_pairs"],
+            workers=workers,
+        )
+        if size["full_steps"] > 2
+        else [],
     }
 
 
 def render_exploitability(data: dict[str, Any]) -> str:
     from benchmarks import exploitability as ex
 
-    parts = ["**Exact NashConv on the presets** (0 at an equilibrium; exploitability is half of it):", "",
-             ex.render_exact(data["exact"]), "", "**The approximate best response against the exact one:**", "",
-             ex.render_validation(data["validation"])]
+    parts = [
+        "**Exact NashConv on the presets** (0 at an equilibrium; exploitability is half of it):",
+        "",
+        ex.render_exact(data["exact"]),
+        "",
+        "**The approximate best response against the exact one:**",
+        "",
+        ex.render_validation(data["validation"]),
+    ]
     if data["full"]:
-        parts += ["", "**The full game** (a lower bound on exploitability: the exploiter's expected return):", "",
-                  ex.render_full(data["full"])]
+        parts += [
+            "",
+            "**The full game** (a lower bound on exploitability: the exploiter's expected return):",
+            "",
+            ex.render_full(data["full"]),
+        ]
     return "\n".join(parts)
 
 
@@ -444,8 +577,13 @@ def _ci(pair: list[float]) -> str:
     return f"[{pair[0]:.3f}, {pair[1]:.3f}]"
 
 
-def _match_table(labels: dict[str, str], rows: list[dict[str, Any]], label_cells: Callable[[dict[str, Any]], list[str]],
-                 rate: str, verdict: str | None = None) -> list[str]:
+def _match_table(
+    labels: dict[str, str],
+    rows: list[dict[str, Any]],
+    label_cells: Callable[[dict[str, Any]], list[str]],
+    rate: str,
+    verdict: str | None = None,
+) -> list[str]:
     """The markdown lines of a table of matches (`_interval` rows): the label columns
     (`labels`: header -> alignment, `label_cells`: a row's cells), then deal pairs, the win rate
     (headed `rate`), the paired and Wilson intervals and, headed `verdict` if given, whether
@@ -465,10 +603,12 @@ def render(section: str, data: dict[str, Any]) -> str:
     """The markdown of a section's results (table + stamp line), from its JSON alone."""
     s = data["stamp"]
     dirty = " (with uncommitted changes)" if s["dirty"] else ""
-    line = (f"*Generated by `{s['command']}` at commit `{s['commit'][:10]}`{dirty} on {s['date_utc']} UTC; "
-            f"Python {_python_version(s)}, numpy {s['versions']['numpy']}; ruleset `{s['ruleset_hash']}`; "
-            f"{s['machine']['machine']}, {s['machine']['cpu_count']} CPUs, load average "
-            f"{s['load_average_start'][0]:.1f} at start. Source: `docs/results/{section}.json`.*")
+    line = (
+        f"*Generated by `{s['command']}` at commit `{s['commit'][:10]}`{dirty} on {s['date_utc']} UTC; "
+        f"Python {_python_version(s)}, numpy {s['versions']['numpy']}; ruleset `{s['ruleset_hash']}`; "
+        f"{s['machine']['machine']}, {s['machine']['cpu_count']} CPUs, load average "
+        f"{s['load_average_start'][0]:.1f} at start. Source: `docs/results/{section}.json`.*"
+    )
     return SECTIONS[section][1](data["results"]) + "\n\n" + line + "\n"
 
 
@@ -481,8 +621,10 @@ def _block(section: str) -> re.Pattern[str]:
 
 def docs_blocks(text: str) -> dict[str, str]:
     """{section: block content} of every results block in a docs page."""
-    return {m.group(1): m.group(2) for m in re.finditer(
-        r"<!-- BEGIN RESULTS: (\w+) -->\n(.*?)<!-- END RESULTS: \1 -->", text, re.DOTALL)}
+    return {
+        m.group(1): m.group(2)
+        for m in re.finditer(r"<!-- BEGIN RESULTS: (\w+) -->\n(.*?)<!-- END RESULTS: \1 -->", text, re.DOTALL)
+    }
 
 
 def load(section: str, results_dir: Path = RESULTS) -> dict[str, Any]:
@@ -517,8 +659,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--scale", type=float, default=1.0, help="multiply the published sizes (quick runs)")
-    parser.add_argument("--size", type=json.loads, default=None,
-                        help='JSON size of the one section in --only, e.g. \'{"24": 40, "800": 3}\' for budget')
+    parser.add_argument(
+        "--size",
+        type=json.loads,
+        default=None,
+        help='JSON size of the one section in --only, e.g. \'{"24": 40, "800": 3}\' for budget',
+    )
     parser.add_argument("--out", type=Path, default=RESULTS, help="results directory")
     parser.add_argument("--no-docs", action="store_true", help="do not rewrite the docs' blocks")
     parser.add_argument("--check", action="store_true", help="only check the docs against the JSON")
@@ -526,8 +672,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         stale = {page.name: stale_blocks(page, args.out) for page in PAGES}
         stale = {page: sections for page, sections in stale.items() if sections}
-        print("docs match the results JSON" if not stale else "stale results blocks: " + "; ".join(
-            f"{page}: {', '.join(sections)}" for page, sections in stale.items()))
+        print(
+            "docs match the results JSON"
+            if not stale
+            else "stale results blocks: "
+            + "; ".join(f"{page}: {', '.join(sections)}" for page, sections in stale.items())
+        )
         return 1 if stale else 0
     sections = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = [s for s in sections if s not in SECTIONS]

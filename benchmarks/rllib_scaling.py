@@ -42,7 +42,7 @@ def adapter_steps_per_s(seconds: float, opponents: tuple[str, ...] = ()) -> floa
     obs, _ = env.reset(seed=0)
     steps, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
-        (agent, ob), = obs.items()
+        ((agent, ob),) = obs.items()
         obs, _, term, trunc, _ = env.step({agent: int(rng.choice(np.flatnonzero(ob["action_mask"])))})
         steps += 1
         if term["__all__"] or trunc["__all__"]:
@@ -69,9 +69,15 @@ def measure(runners: int, batch: int, iterations: int, fraction: float, envs: in
     from tacocat.train.config import load_experiment
     from tacocat.train.rllib.trainer import build_algo_config
 
-    config = load_experiment(CONFIG, overrides=[f"rllib.env_runners={runners}", f"rllib.train_batch_size={batch}",
-                                                f"rllib.selfplay_fraction={fraction}",
-                                                f"rllib.envs_per_env_runner={envs}"])
+    config = load_experiment(
+        CONFIG,
+        overrides=[
+            f"rllib.env_runners={runners}",
+            f"rllib.train_batch_size={batch}",
+            f"rllib.selfplay_fraction={fraction}",
+            f"rllib.envs_per_env_runner={envs}",
+        ],
+    )
     algo = build_algo_config(config).build_algo()
     try:
         group = algo.env_runner_group
@@ -86,9 +92,16 @@ def measure(runners: int, batch: int, iterations: int, fraction: float, envs: in
         for _ in range(iterations):
             steps += int(algo.train()["env_runners"]["num_env_steps_sampled"])
         train_s = time.perf_counter() - start
-        return {"runners": runners, "envs": envs, "sample_steps": sampled, "sample_per_s": sampled / sample_s,
-                "train_steps": steps, "train_per_s": steps / train_s, "load_before": load_before,
-                "load_after": load1()}
+        return {
+            "runners": runners,
+            "envs": envs,
+            "sample_steps": sampled,
+            "sample_per_s": sampled / sample_s,
+            "train_steps": steps,
+            "train_per_s": steps / train_s,
+            "load_before": load_before,
+            "load_after": load1(),
+        }
     finally:
         algo.stop()
 
@@ -99,8 +112,13 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=2000, help="env steps per sample call and per iteration")
     parser.add_argument("--iterations", type=int, default=3)
     parser.add_argument("--selfplay-fraction", type=float, default=0.8)
-    parser.add_argument("--envs-per-runner", type=int, nargs="+", default=[1],
-                        help="envs per env runner (each value measured with each --runners)")
+    parser.add_argument(
+        "--envs-per-runner",
+        type=int,
+        nargs="+",
+        default=[1],
+        help="envs per env runner (each value measured with each --runners)",
+    )
     parser.add_argument("--anchor-seconds", type=float, default=5.0)
     args = parser.parse_args()
 
@@ -109,10 +127,14 @@ def main() -> None:
 
     torch.set_num_threads(1)
     print(f"{describe(stamp())}, {os.cpu_count()} CPUs")
-    anchors = [("Tacocat adapter alone, 1 process, random legal actions", adapter_steps_per_s),
-               ("the same, asking counter and planner at every step (fixed opponents)",
-                lambda s: adapter_steps_per_s(s, ("counter", "planner"))),
-               ("PettingZoo leduc_holdem_v4 AEC loop, 1 process", leduc_steps_per_s)]
+    anchors = [
+        ("Tacocat adapter alone, 1 process, random legal actions", adapter_steps_per_s),
+        (
+            "the same, asking counter and planner at every step (fixed opponents)",
+            lambda s: adapter_steps_per_s(s, ("counter", "planner")),
+        ),
+        ("PettingZoo leduc_holdem_v4 AEC loop, 1 process", leduc_steps_per_s),
+    ]
     for name, fn in anchors:
         before = load1()
         print(f"anchor: {name}: {fn(args.anchor_seconds):,.0f} env steps/s (load {before:.2f} -> {load1():.2f})")
@@ -125,16 +147,22 @@ def main() -> None:
     finally:
         ray.shutdown()
     base = rows[0]
-    print(f"\nRLlib PPO, rllib_selfplay.yaml (selfplay_fraction {args.selfplay_fraction}), batch {args.batch}, "
-          f"{args.iterations} timed iterations")
-    print("| env runners | envs per runner | sampling env steps/s | speed-up | training env steps/s | speed-up "
-          "| load avg (1 min) |")
+    print(
+        f"\nRLlib PPO, rllib_selfplay.yaml (selfplay_fraction {args.selfplay_fraction}), batch {args.batch}, "
+        f"{args.iterations} timed iterations"
+    )
+    print(
+        "| env runners | envs per runner | sampling env steps/s | speed-up | training env steps/s | speed-up "
+        "| load avg (1 min) |"
+    )
     print("|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['runners']} | {r['envs']} | {r['sample_per_s']:,.0f} | "
-              f"{r['sample_per_s'] / base['sample_per_s']:.2f}x | "
-              f"{r['train_per_s']:,.0f} | {r['train_per_s'] / base['train_per_s']:.2f}x | "
-              f"{r['load_before']:.2f} -> {r['load_after']:.2f} |")
+        print(
+            f"| {r['runners']} | {r['envs']} | {r['sample_per_s']:,.0f} | "
+            f"{r['sample_per_s'] / base['sample_per_s']:.2f}x | "
+            f"{r['train_per_s']:,.0f} | {r['train_per_s'] / base['train_per_s']:.2f}x | "
+            f"{r['load_before']:.2f} -> {r['load_after']:.2f} |"
+        )
 
 
 if __name__ == "__main__":

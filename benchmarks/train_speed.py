@@ -39,9 +39,18 @@ CONFIG = Path(__file__).resolve().parents[1] / "tacocat" / "train" / "configs" /
 
 def fps(algo_cls, env, config, timesteps: int) -> float:
     algo = config.algo
-    model = algo_cls("MlpPolicy", env, n_steps=algo.n_steps, batch_size=algo.batch_size, n_epochs=algo.n_epochs,
-                     learning_rate=algo.learning_rate, policy_kwargs={"net_arch": list(algo.net_arch)},
-                     seed=0, device="cpu", verbose=0)
+    model = algo_cls(
+        "MlpPolicy",
+        env,
+        n_steps=algo.n_steps,
+        batch_size=algo.batch_size,
+        n_epochs=algo.n_epochs,
+        learning_rate=algo.learning_rate,
+        policy_kwargs={"net_arch": list(algo.net_arch)},
+        seed=0,
+        device="cpu",
+        verbose=0,
+    )
     start = time.perf_counter()
     model.learn(total_timesteps=timesteps)
     return model.num_timesteps / (time.perf_counter() - start)
@@ -58,11 +67,17 @@ def main() -> None:
     runs = {
         "PPO, CartPole-v1": (PPO, DummyVecEnv([lambda: gym.make("CartPole-v1")] * args.n_envs)),
         "MaskablePPO, CartPole-v1 (all actions legal)": (
-            MaskablePPO, DummyVecEnv([lambda: AllLegal(gym.make("CartPole-v1"))] * args.n_envs)),
+            MaskablePPO,
+            DummyVecEnv([lambda: AllLegal(gym.make("CartPole-v1"))] * args.n_envs),
+        ),
         "MaskablePPO, Tacocat (default pool)": (
-            MaskablePPO, DummyVecEnv([make_env_fn(pool, {}, "alternate") for _ in range(args.n_envs)])),
+            MaskablePPO,
+            DummyVecEnv([make_env_fn(pool, {}, "alternate") for _ in range(args.n_envs)]),
+        ),
         "MaskablePPO, Tacocat (random opponent)": (
-            MaskablePPO, DummyVecEnv([make_env_fn([("random", 1.0)], {}, "alternate") for _ in range(args.n_envs)])),
+            MaskablePPO,
+            DummyVecEnv([make_env_fn([("random", 1.0)], {}, "alternate") for _ in range(args.n_envs)]),
+        ),
     }
     results = {}
     for name, (cls, env) in runs.items():
@@ -73,8 +88,10 @@ def main() -> None:
     print("| run | FPS | vs CartPole |\n|---|---|---|")
     for name, value in results.items():
         print(f"| {name} | {value:,.0f} | {value / base:.0%} |")
-    print(f"\ntimesteps {args.timesteps}, n_envs {args.n_envs}, n_steps {config.algo.n_steps}, "
-          f"batch {config.algo.batch_size}, epochs {config.algo.n_epochs}, net {config.algo.net_arch}, 1 torch thread")
+    print(
+        f"\ntimesteps {args.timesteps}, n_envs {args.n_envs}, n_steps {config.algo.n_steps}, "
+        f"batch {config.algo.batch_size}, epochs {config.algo.n_epochs}, net {config.algo.net_arch}, 1 torch thread"
+    )
     print(describe(stamp(config.rules_config)))
 
 

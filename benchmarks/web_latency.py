@@ -49,8 +49,14 @@ CHROMIUM = "/usr/bin/chromium"
 def served() -> Iterator[str]:
     """`tacocat serve --port 0` in a child process; yields its address."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    child = subprocess.Popen([sys.executable, "-m", "tacocat.cli.app", "serve", "--port", "0"], cwd=ROOT, env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tacocat.cli.app", "serve", "--port", "0"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         line = child.stdout.readline()
         found = re.search(r"http://127\.0\.0\.1:\d+", line)
@@ -102,14 +108,21 @@ def checked(response: httpx2.Response) -> dict:
 def http_rows(url: str, count: int) -> list[tuple[str, list[float]]]:
     rows = []
     with httpx2.Client(base_url=url, timeout=60) as client:
+
         def page() -> None:
             for path in ("/", "/static/app.js", "/static/app.css"):
                 client.get(path).raise_for_status()
 
         rows.append(("page load (/, app.js, app.css)", timed(count, page)))
         seeds = iter(range(10**6))
-        rows.append(("new game against champion", timed(count, lambda: checked(client.post(
-            "/api/play", json={"opponent": "champion", "seed": next(seeds)})))))
+        rows.append(
+            (
+                "new game against champion",
+                timed(
+                    count, lambda: checked(client.post("/api/play", json={"opponent": "champion", "seed": next(seeds)}))
+                ),
+            )
+        )
         for opponent in ("champion", "random"):
             player = Player(client, opponent, seed=1000)
             rows.append((f"move against {opponent} (with its replies)", timed(count, player.move)))
@@ -126,8 +139,17 @@ def http_rows(url: str, count: int) -> list[tuple[str, list[float]]]:
         text = json.dumps(game_to_dict(record, ["counter", "planner"], make_config(None)))
         replay = checked(client.post("/api/replay", json={"text": text}))
         frames = iter(range(10**6))
-        rows.append(("replay: one frame", timed(count, lambda: checked(client.get(
-            f"/api/games/{replay['game']}/frames/{next(frames) % (replay['steps'] + 1)}")))))
+        rows.append(
+            (
+                "replay: one frame",
+                timed(
+                    count,
+                    lambda: checked(
+                        client.get(f"/api/games/{replay['game']}/frames/{next(frames) % (replay['steps'] + 1)}")
+                    ),
+                ),
+            )
+        )
     return rows
 
 
@@ -158,8 +180,10 @@ def browser_rows(url: str, count: int) -> list[tuple[str, list[float]]]:
             page.wait_for_selector(f"#play[data-version='{version + 1}'][data-busy=false]")
             clicks.append(page.evaluate("performance.getEntriesByName('move').at(-1).duration"))
         browser.close()
-    return [("browser: navigation start until the page is ready", loads),
-            ("browser: click on a move until the new table is drawn (against champion)", clicks)]
+    return [
+        ("browser: navigation start until the page is ready", loads),
+        ("browser: click on a move until the new table is drawn (against champion)", clicks),
+    ]
 
 
 def main() -> None:

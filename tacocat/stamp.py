@@ -19,8 +19,22 @@ if TYPE_CHECKING:
     from tacocat.game.config import RulesConfig
 
 #: the distributions a stamp lists when installed (pip names)
-PACKAGES = ("tacocat-env", "numpy", "gymnasium", "pettingzoo", "torch", "stable-baselines3", "sb3-contrib",
-            "jax", "jaxlib", "optax", "pgx", "ray", "open_spiel", "optuna")
+PACKAGES = (
+    "tacocat-env",
+    "numpy",
+    "gymnasium",
+    "pettingzoo",
+    "torch",
+    "stable-baselines3",
+    "sb3-contrib",
+    "jax",
+    "jaxlib",
+    "optax",
+    "pgx",
+    "ray",
+    "open_spiel",
+    "optuna",
+)
 #: the source tree whose commit a stamp names
 SOURCE = Path(__file__).resolve().parents[1]
 

@@ -51,14 +51,22 @@ def _session_home() -> Path:
     git_config = Path.home() / ".gitconfig"
     if "GIT_CONFIG_GLOBAL" not in os.environ and git_config.is_file():
         os.environ["GIT_CONFIG_GLOBAL"] = str(git_config)
-    os.environ.update({
-        "TACOCAT_TEST_HOME": str(home), "HOME": str(home), "TACOCAT_CACHE": str(home / ".cache" / "tacocat" / "trees"),
-        "XDG_CACHE_HOME": str(home / ".cache"), "XDG_CONFIG_HOME": str(home / ".config"),
-        "XDG_DATA_HOME": str(home / ".local" / "share"), "XDG_STATE_HOME": str(home / ".local" / "state"),
-        "IPYTHONDIR": str(home / ".ipython"), "MPLCONFIGDIR": str(home / ".config" / "matplotlib"),
-        "JUPYTER_CONFIG_DIR": str(home / ".jupyter"), "JUPYTER_DATA_DIR": str(home / ".local" / "share" / "jupyter"),
-        "JUPYTER_RUNTIME_DIR": str(home / ".local" / "share" / "jupyter" / "runtime"),
-    })
+    os.environ.update(
+        {
+            "TACOCAT_TEST_HOME": str(home),
+            "HOME": str(home),
+            "TACOCAT_CACHE": str(home / ".cache" / "tacocat" / "trees"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_DATA_HOME": str(home / ".local" / "share"),
+            "XDG_STATE_HOME": str(home / ".local" / "state"),
+            "IPYTHONDIR": str(home / ".ipython"),
+            "MPLCONFIGDIR": str(home / ".config" / "matplotlib"),
+            "JUPYTER_CONFIG_DIR": str(home / ".jupyter"),
+            "JUPYTER_DATA_DIR": str(home / ".local" / "share" / "jupyter"),
+            "JUPYTER_RUNTIME_DIR": str(home / ".local" / "share" / "jupyter" / "runtime"),
+        }
+    )
     return home
 
 
@@ -113,11 +121,28 @@ def sample_states(seed: int, config: RulesConfig | None = None, every: int = 1) 
 def snapshot(state: GameState) -> tuple:
     """Every field of a state (rng state included), as comparable plain data."""
     return (
-        state.space, list(state.covered), state.rounds_played, state.phase, state.to_act,
-        [list(h) for h in state.hands], [list(h) for h in state.set_aside], list(state.draw_pile),
-        list(state.discard), list(state.replace_queue), list(state.replace_cap), list(state.replaced),
-        list(state.duel), state.last_duel, state.attacker, list(state.attack), list(state.answers),
-        state.winner, state.truncated, state.last_round_winner, list(state.events), list(state.actions),
+        state.space,
+        list(state.covered),
+        state.rounds_played,
+        state.phase,
+        state.to_act,
+        [list(h) for h in state.hands],
+        [list(h) for h in state.set_aside],
+        list(state.draw_pile),
+        list(state.discard),
+        list(state.replace_queue),
+        list(state.replace_cap),
+        list(state.replaced),
+        list(state.duel),
+        state.last_duel,
+        state.attacker,
+        list(state.attack),
+        list(state.answers),
+        state.winner,
+        state.truncated,
+        state.last_round_winner,
+        list(state.events),
+        list(state.actions),
         repr(state.rng.bit_generator.state),
     )
 
@@ -128,8 +153,14 @@ def card_counts(state: GameState) -> list[int]:
     counts = [0] * n
     for v in range(n):
         counts[v] = (
-            state.hands[0][v] + state.hands[1][v] + state.set_aside[0][v] + state.set_aside[1][v]
-            + state.discard[v] + state.draw_pile.count(v) + state.attack.count(v) + state.answers.count(v)
+            state.hands[0][v]
+            + state.hands[1][v]
+            + state.set_aside[0][v]
+            + state.set_aside[1][v]
+            + state.discard[v]
+            + state.draw_pile.count(v)
+            + state.attack.count(v)
+            + state.answers.count(v)
             + sum(1 for d in state.duel if d == v)
         )
     return counts
@@ -234,8 +265,9 @@ def rules_configs(draw: Callable) -> RulesConfig:
     arrow_policy = draw(st.sampled_from(["trailing", "leading", "explicit"]))
     arrows = None
     if arrow_policy == "explicit":
-        arrows = tuple(draw(st.lists(st.sampled_from(["both", "player_0", "player_1"]),
-                                     min_size=n_spaces, max_size=n_spaces)))
+        arrows = tuple(
+            draw(st.lists(st.sampled_from(["both", "player_0", "player_1"]), min_size=n_spaces, max_size=n_spaces))
+        )
     return RulesConfig(
         deck=dict(zip(values, copies, strict=True)),
         board=board,
@@ -279,8 +311,11 @@ def killed_copy(run_dir: Path, destination: Path, last_checkpoint: str) -> Path:
 
     shutil.copytree(run_dir, destination)
     shutil.rmtree(destination / "checkpoints" / last_checkpoint)
-    for path in [destination / "checkpoints" / f"{last_checkpoint}.json", destination / "final.json",
-                 destination / "policy.npz"]:
+    for path in [
+        destination / "checkpoints" / f"{last_checkpoint}.json",
+        destination / "final.json",
+        destination / "policy.npz",
+    ]:
         path.unlink()
     return destination
 

@@ -29,10 +29,16 @@ CONFIGS: dict[str, RulesConfig] = {
     "default": make_config(None),
     "tiny": preset_config("tiny"),
     "race": preset_config("race"),
-    "leading_tie": make_config({
-        "arrow_policy": "leading", "tie_policy": "arrow_player_wins", "max_rounds": 12, "board": [3, 5, 8, 5, 3],
-        "deck": {2: 3, 3: 4, 5: 4, 7: 5, 8: 5, 9: 4, 11: 4, 13: 3}, "round_reward": 0.1,
-    }),
+    "leading_tie": make_config(
+        {
+            "arrow_policy": "leading",
+            "tie_policy": "arrow_player_wins",
+            "max_rounds": 12,
+            "board": [3, 5, 8, 5, 3],
+            "deck": {2: 3, 3: 4, 5: 4, 7: 5, 8: 5, 9: 4, 11: 4, 13: 3},
+            "round_reward": 0.1,
+        }
+    ),
 }
 GAMES, SAMPLED_GAMES, RACE_WALKS, DEFAULT_WALKS = 12, 3, 20, 4
 
@@ -114,7 +120,9 @@ def spiel_walk(preset: str | None, seed: int) -> list[list]:
 def record() -> dict:
     return {
         "games": {name: [digest(game_trace(cfg, s)) for s in range(GAMES)] for name, cfg in CONFIGS.items()},
-        "samples": {name: [digest(sample_trace(cfg, s)) for s in range(SAMPLED_GAMES)] for name, cfg in CONFIGS.items()},
+        "samples": {
+            name: [digest(sample_trace(cfg, s)) for s in range(SAMPLED_GAMES)] for name, cfg in CONFIGS.items()
+        },
         "spiel": {
             "tiny_tree": digest(spiel_tree("tiny")),
             "race_walks": [digest(spiel_walk("race", s)) for s in range(RACE_WALKS)],

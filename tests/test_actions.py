@@ -66,8 +66,16 @@ def test_moves_list_cards_highest_first_and_are_well_formed():
             assert cards == []
         else:
             assert len(cards) == 1
-    assert kinds == {"replace": 12, "stop": 1, "duel": 12, "single": 12, "set": 26, "sequence": 45,
-                     "defend": 12, "sacrifice": 1}
+    assert kinds == {
+        "replace": 12,
+        "stop": 1,
+        "duel": 12,
+        "single": 12,
+        "set": 26,
+        "sequence": 45,
+        "defend": 12,
+        "sacrifice": 1,
+    }
 
 
 def test_readable_names():

@@ -73,8 +73,16 @@ def test_no_attribute_path_from_an_agent_input_reaches_hidden_cards():
     for state in sample_states(3, DEFAULT, every=5):
         player = state.to_act
         opponent = 1 - player
-        hidden = {id(state), id(state.rng), id(state.hands), id(state.hands[opponent]),
-                  id(state.set_aside), id(state.set_aside[opponent]), id(state.draw_pile), id(state.duel)}
+        hidden = {
+            id(state),
+            id(state.rng),
+            id(state.hands),
+            id(state.hands[opponent]),
+            id(state.set_aside),
+            id(state.set_aside[opponent]),
+            id(state.draw_pile),
+            id(state.duel),
+        }
         inp = AgentInput.from_state(state, player)
         inp.observation, inp.action_mask  # noqa: B018 (computed, then walked too)
         found = reachable(inp)

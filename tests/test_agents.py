@@ -115,9 +115,15 @@ def test_sampled_worlds_agree_with_the_view():
         assert len(world.draw_pile) == len(state.draw_pile)
         assert world.discard == state.discard
         assert legal_actions(world) == legal_actions(state)
-        total = [sum(h[v] for h in world.hands) + sum(a[v] for a in world.set_aside) + world.discard[v]
-                 + world.draw_pile.count(v) + world.table_cards().count(v)
-                 + sum(1 for d in world.duel if d == v) for v in range(world.rules.n_values)]
+        total = [
+            sum(h[v] for h in world.hands)
+            + sum(a[v] for a in world.set_aside)
+            + world.discard[v]
+            + world.draw_pile.count(v)
+            + world.table_cards().count(v)
+            + sum(1 for d in world.duel if d == v)
+            for v in range(world.rules.n_values)
+        ]
         assert total == world.rules.copies
 
 
@@ -197,7 +203,9 @@ def test_search_belief_controls_the_sampler(monkeypatch):
 
     calls = []
     real = search_module.sample_state
-    monkeypatch.setattr(search_module, "sample_state", lambda view, rng, belief: calls.append(belief) or real(view, rng, belief))
+    monkeypatch.setattr(
+        search_module, "sample_state", lambda view, rng, belief: calls.append(belief) or real(view, rng, belief)
+    )
     state = setup_position(([9, 1, 10], [3, 8, 11]), phase="attack", attacker=0, space=3)
     for belief, expected in (("on", {True}), ("off", {False}), ("soft", {True, False})):
         calls.clear()
@@ -217,8 +225,11 @@ def test_sacrifice_rate_makes_a_heuristic_sacrifice_by_choice():
     inp = AgentInput.from_state(state, 1)
     sacrifice = state.rules.codec.sacrifice
     assert sacrifice in inp.legal_actions
-    for spec, expected_sacrifice in (("planner", False), ("planner:sacrifice_rate=1.0", True),
-                                     ("counter:sacrifice_rate=1.0", True)):
+    for spec, expected_sacrifice in (
+        ("planner", False),
+        ("planner:sacrifice_rate=1.0", True),
+        ("counter:sacrifice_rate=1.0", True),
+    ):
         agent = make_agent(spec)
         agent.reset(1, np.random.default_rng(0))
         assert (agent.act(inp) == sacrifice) is expected_sacrifice, spec
@@ -238,11 +249,11 @@ def test_counter_duels_above_its_low_reserves():
     keeper copy is never spent; duel_from=0 is the earlier rule (lowest spare card)."""
     from tacocat.agents.heuristic import cheapest_duel_card
 
-    assert cheapest_duel_card(_hand(0, 1, 5, 9), duel_from=3) == 5     # 1 kept as a reserve
+    assert cheapest_duel_card(_hand(0, 1, 5, 9), duel_from=3) == 5  # 1 kept as a reserve
     assert cheapest_duel_card(_hand(0, 1, 5, 9), duel_from=0) == 1
-    assert cheapest_duel_card(_hand(0, 0, 5), duel_from=0) == 0        # a second keeper copy
+    assert cheapest_duel_card(_hand(0, 0, 5), duel_from=0) == 0  # a second keeper copy
     assert cheapest_duel_card(_hand(0, 0, 5), duel_from=3) == 5
-    assert cheapest_duel_card(_hand(0, 1, 2), duel_from=3) == 1        # nothing above: lowest spare
+    assert cheapest_duel_card(_hand(0, 1, 2), duel_from=3) == 1  # nothing above: lowest spare
     assert cheapest_duel_card(_hand(4, 4), duel_from=3) == 4
 
 
@@ -251,8 +262,8 @@ def test_counter_redraws_a_weak_keeper_last():
     from tacocat.agents.heuristic import middle_cards_to_replace, replacement_with_weak_keeper
 
     assert replacement_with_weak_keeper(_hand(4, 5, 9, 10), 7, 4) == [5, 4]
-    assert replacement_with_weak_keeper(_hand(3, 5, 9, 10), 7, 4) == [5]      # a strong keeper stays
-    assert replacement_with_weak_keeper(_hand(8, 9, 10), 7, 4) == []          # nothing below keep_from
+    assert replacement_with_weak_keeper(_hand(3, 5, 9, 10), 7, 4) == [5]  # a strong keeper stays
+    assert replacement_with_weak_keeper(_hand(8, 9, 10), 7, 4) == []  # nothing below keep_from
     hand = _hand(4, 5, 6, 11)
     assert replacement_with_weak_keeper(hand, 7, 12) == middle_cards_to_replace(hand, 7)
 

@@ -17,8 +17,17 @@ PACKAGE = Path(tacocat.__file__).resolve().parent
 #: wing -> rank: a module imports only its own wing and wings of a lower rank (`stamp`, the
 #: provenance of published numbers, sits just above the game whose ruleset hash it records, and
 #: so does the package's own `__init__`, which re-exports names of the game and the version)
-RANKS = {"game": 0.0, "stamp": 0.5, "tacocat": 0.5, "agents": 1.0, "evaluation": 2.0, "analysis": 2.0, "train": 3.0,
-         "web": 4.0, "cli": 5.0}
+RANKS = {
+    "game": 0.0,
+    "stamp": 0.5,
+    "tacocat": 0.5,
+    "agents": 1.0,
+    "evaluation": 2.0,
+    "analysis": 2.0,
+    "train": 3.0,
+    "web": 4.0,
+    "cli": 5.0,
+}
 
 
 def module_name(path: Path) -> str:
@@ -39,7 +48,9 @@ def _is_module(name: str) -> bool:
     return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
-def imports(module: str, source: str, is_package: bool = False, top_level_only: bool = False) -> Iterator[tuple[int, str]]:
+def imports(
+    module: str, source: str, is_package: bool = False, top_level_only: bool = False
+) -> Iterator[tuple[int, str]]:
     """(line, imported module) of every import in `source`, relative imports resolved."""
     tree = ast.parse(source)
     nodes = tree.body if top_level_only else ast.walk(tree)
@@ -88,14 +99,17 @@ def test_imports_point_down_the_wings(module: str) -> None:
     assert upward(module, SOURCES[module][1]) == []
 
 
-@pytest.mark.parametrize("module, source", [
-    ("tacocat.game.engine", "from tacocat.agents.base import Agent\n"),
-    ("tacocat.agents.search", "def f():\n    from tacocat.evaluation import matches\n"),
-    ("tacocat.evaluation.matches", "import tacocat.analysis.tree\n"),
-    ("tacocat.train.loop", "from tacocat.web import app\n"),
-    ("tacocat.game.batch.core", "from ...train import loop\n"),
-    ("tacocat.game.engine", "import tacocat\n"),
-])
+@pytest.mark.parametrize(
+    "module, source",
+    [
+        ("tacocat.game.engine", "from tacocat.agents.base import Agent\n"),
+        ("tacocat.agents.search", "def f():\n    from tacocat.evaluation import matches\n"),
+        ("tacocat.evaluation.matches", "import tacocat.analysis.tree\n"),
+        ("tacocat.train.loop", "from tacocat.web import app\n"),
+        ("tacocat.game.batch.core", "from ...train import loop\n"),
+        ("tacocat.game.engine", "import tacocat\n"),
+    ],
+)
 def test_an_import_up_or_across_the_wings_is_found(module: str, source: str) -> None:
     assert len(upward(module, source)) >= 1
 
@@ -114,7 +128,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                return [*stack[stack.index(nxt):], nxt]
+                return [*stack[stack.index(nxt) :], nxt]
             if nxt not in state and (found := visit(nxt)):
                 return found
         state[node] = 2
@@ -129,8 +143,13 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_no_modules_import_each_other_at_import_time() -> None:
     # a module's own parent packages are imported before it in any case: not an edge of a cycle
-    graph = {m: {t for _, t in imports(m, src, path.name == "__init__.py", top_level_only=True)
-                 if t in SOURCES and t != m and not m.startswith(f"{t}.")}
-             for m, (path, src) in SOURCES.items()}
+    graph = {
+        m: {
+            t
+            for _, t in imports(m, src, path.name == "__init__.py", top_level_only=True)
+            if t in SOURCES and t != m and not m.startswith(f"{t}.")
+        }
+        for m, (path, src) in SOURCES.items()
+    }
     assert _cycle(graph) is None
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]

@@ -145,7 +145,10 @@ def test_env_step_after_game_over_only_accepts_none():
     [
         ({"decks": {1: 40}}, r"decks\s+Extra inputs are not permitted"),
         ({"max_round": 10}, r"max_round\s+Extra inputs are not permitted"),
-        ({"deck": dict.fromkeys(range(1, 12), 3)}, r"33 cards is too few; R1.7 needs at least 4 x the largest deal size \(9\) = 36"),
+        (
+            {"deck": dict.fromkeys(range(1, 12), 3)},
+            r"33 cards is too few; R1.7 needs at least 4 x the largest deal size \(9\) = 36",
+        ),
         ({"board": (4, 6, 9, 7, 9, 6)}, r"odd number .* got 6"),
         ({"board": (4, 7)}, r"odd number .* got 2"),
         ({"board": (4, 1, 4)}, r"space 1 deals 1 card"),
@@ -153,7 +156,10 @@ def test_env_step_after_game_over_only_accepts_none():
         ({"deck": {**DEFAULT.deck, 5: -2}}, r"value 5 has -2 copies; copies must be positive"),
         ({"deck": {**DEFAULT.deck, 0: 3}}, r"card values must be in 1..1000, got value 0"),
         ({"deck": {}}, r"at least one card value"),
-        ({"arrow_policy": "explicit", "arrows": ("both",) * 6}, r"arrows: arrow_policy 'explicit' needs one arrow per board space \(7\), got 6"),
+        (
+            {"arrow_policy": "explicit", "arrows": ("both",) * 6},
+            r"arrows: arrow_policy 'explicit' needs one arrow per board space \(7\), got 6",
+        ),
         ({"arrow_policy": "explicit"}, r"needs one arrow per board space \(7\), got None"),
         ({"arrows": ("both",) * 7}, r"only used with arrow_policy 'explicit'"),
         ({"arrow_policy": "explicit", "arrows": ("both",) * 6 + ("player_2",)}, r"arrows\.6"),
@@ -192,18 +198,25 @@ def test_make_config_rejects_other_types_and_non_mapping_yaml(tmp_path):
         ({"hands": ([7, 7, 7], [7, 7, 1])}, r"value 7 appears 5 times but the deck has 4 copies"),
         ({"hands": ([12, 1], [1, 2]), "discard": [12, 12]}, r"value 12 appears 3 times but the deck has 2 copies"),
         ({"hands": ([1, 2, 3], [4, 5])}, r"hand sizes must be equal \(R4.4\), got 3 and 2"),
-        ({"hands": ([1, 2], [4, 5]), "phase": "answer", "attacker": 0, "attack": [9]},
-         r"hand sizes must be equal \(R4.4\), got 3 and 2"),
+        (
+            {"hands": ([1, 2], [4, 5]), "phase": "answer", "attacker": 0, "attack": [9]},
+            r"hand sizes must be equal \(R4.4\), got 3 and 2",
+        ),
         ({"hands": ([1, 13], [4, 5])}, r"hands\[0\]: 13 is not a card value"),
         ({"hands": ([1, 2], [4, 5]), "space": 7}, r"space 7 is not on the board"),
         ({"hands": ([1, 2], [4, 5]), "space": 2, "covered": [2]}, r"cannot stand on covered space 2"),
         ({"hands": ([1, 2], [4, 5]), "phase": "showdown"}, r"phase must be one of"),
         ({"hands": ([1], [4]), "phase": "attack", "attacker": 0}, r"an attack needs two cards each"),
         ({"hands": ([1, 2], [4, 5]), "phase": "attack"}, r"attacker must be 0 or 1"),
-        ({"hands": ([1], [4, 5, 6]), "phase": "answer", "attacker": 0, "attack": [2, 9]},
-         r"attack \[9, 2\] is not a single, set or sequence"),
+        (
+            {"hands": ([1], [4, 5, 6]), "phase": "answer", "attacker": 0, "attack": [2, 9]},
+            r"attack \[9, 2\] is not a single, set or sequence",
+        ),
         ({"hands": ([1, 2], [4, 5]), "phase": "duel", "to_act": 1}, r"duel_card"),
-        ({"hands": ([1, 2], [4, 5]), "draw_pile": [1, 2, 3]}, r"draw_pile must hold exactly the cards placed nowhere else"),
+        (
+            {"hands": ([1, 2], [4, 5]), "draw_pile": [1, 2, 3]},
+            r"draw_pile must hold exactly the cards placed nowhere else",
+        ),
         ({"hands": ([1, 2], [4, 5]), "space": 2, "to_act": 0}, r"replace_cap"),
     ],
 )
@@ -214,8 +227,15 @@ def test_setup_position_rejects_invalid_positions(kwargs, message):
 
 def test_setup_position_accepts_a_full_valid_position():
     # the counterpart: the same kinds of arguments, valid, give a playable state
-    state = setup_position(([1, 2, 12], [3, 6, 8, 9, 10, 11]), phase="answer", attacker=0, attack=[7, 8, 9],
-                           discard=[5, 5], space=2, covered=[3])
+    state = setup_position(
+        ([1, 2, 12], [3, 6, 8, 9, 10, 11]),
+        phase="answer",
+        attacker=0,
+        attack=[7, 8, 9],
+        discard=[5, 5],
+        space=2,
+        covered=[3],
+    )
     assert state.to_act == 1
     act(state, "answer: defend with 9")
     assert state.answers == [DEFAULT.values.index(9)]

@@ -29,6 +29,9 @@ def test_the_sweep_covers_every_channel(sweep, tmp_path):
 
 
 def test_the_sweep_can_see_a_traceback_and_a_silent_acceptance(sweep):
-    cases = [sweep.Case("api", "index error", lambda: [][1]), sweep.Case("api", "accepted", lambda: None),
-             sweep.Case("api", "refused", lambda: int("x"))]
+    cases = [
+        sweep.Case("api", "index error", lambda: [][1]),
+        sweep.Case("api", "accepted", lambda: None),
+        sweep.Case("api", "refused", lambda: int("x")),
+    ]
     assert [sweep.classify(c).verdict for c in cases] == ["traceback", "silent", "clear"]

@@ -32,14 +32,17 @@ def env() -> TacocatBatch:
     return TacocatBatch()
 
 
-@pytest.mark.parametrize("games, message", [
-    (["x"], r"from_games: games\[0\]: expected a GameState .*got str"),
-    ([None], r"from_games: games\[0\]: expected a GameState .*got NoneType"),
-    ([new_game(DEFAULT, 0), {}], r"from_games: games\[1\]: expected a GameState .*got dict"),
-    ("x", "from_games takes a list of GameStates, got str"),
-    (new_game(DEFAULT, 0), "from_games takes a list of GameStates, got GameState"),
-    (None, "from_games takes a list of GameStates, got NoneType"),
-])
+@pytest.mark.parametrize(
+    "games, message",
+    [
+        (["x"], r"from_games: games\[0\]: expected a GameState .*got str"),
+        ([None], r"from_games: games\[0\]: expected a GameState .*got NoneType"),
+        ([new_game(DEFAULT, 0), {}], r"from_games: games\[1\]: expected a GameState .*got dict"),
+        ("x", "from_games takes a list of GameStates, got str"),
+        (new_game(DEFAULT, 0), "from_games takes a list of GameStates, got GameState"),
+        (None, "from_games takes a list of GameStates, got NoneType"),
+    ],
+)
 def test_from_games_takes_a_list_of_game_states_only(env, games, message):
     with pytest.raises(TypeError, match=message):
         env.from_games(games)
@@ -60,19 +63,25 @@ def _edited(edit) -> object:
 def test_a_state_with_five_extra_cards_is_refused(env):
     game = _edited(lambda g: g.draw_pile.extend([0] * 5))  # five more 1s than the deck has
     before = list(game.draw_pile)
-    with pytest.raises(InvalidPositionError, match=r"value 1 is held 7 time\(s\), but the deck has 2 "
-                                                   r"\(43 cards in the state, 38 in the deck\)"):
+    with pytest.raises(
+        InvalidPositionError,
+        match=r"value 1 is held 7 time\(s\), but the deck has 2 "
+        r"\(43 cards in the state, 38 in the deck\)",
+    ):
         env.from_game(game)
     assert game.draw_pile == before  # the state was only read
 
 
-@pytest.mark.parametrize("edit", [
-    lambda g: g.draw_pile.pop(),                                    # a card lost
-    lambda g: g.hands[0].__setitem__(3, g.hands[0][3] + 1),         # a card made up
-    lambda g: g.discard.__setitem__(0, 1),                          # a card both in the pile and face up
-    lambda g: g.attack.append(g.draw_pile[-1]),                     # a card both on the table and in the pile
-    lambda g: g.duel.__setitem__(0, g.draw_pile[-1]),               # ... and in a hidden duel slot
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda g: g.draw_pile.pop(),  # a card lost
+        lambda g: g.hands[0].__setitem__(3, g.hands[0][3] + 1),  # a card made up
+        lambda g: g.discard.__setitem__(0, 1),  # a card both in the pile and face up
+        lambda g: g.attack.append(g.draw_pile[-1]),  # a card both on the table and in the pile
+        lambda g: g.duel.__setitem__(0, g.draw_pile[-1]),  # ... and in a hidden duel slot
+    ],
+)
 def test_every_card_must_be_in_exactly_one_place(env, edit):
     game = _edited(edit)
     with pytest.raises(InvalidPositionError, match="every card must be in exactly one place"):
@@ -81,16 +90,46 @@ def test_every_card_must_be_in_exactly_one_place(env, edit):
         env.from_games([new_game(DEFAULT, 1), game])
 
 
-@pytest.mark.parametrize("name, value", [
-    ("phase", 2), ("phase", "duel"), ("to_act", 2), ("to_act", True), ("to_act", None), ("space", 7),
-    ("space", -1), ("space", 1.0), ("covered", [False] * 6), ("covered", [0] * 7), ("rounds_played", -1),
-    ("rounds_played", 61), ("hands", [[0] * 11, [0] * 12]), ("hands", [[0] * 12]), ("hands", [[-1] + [0] * 11] * 2),
-    ("hands", "x"), ("set_aside", None), ("draw_pile", [99]), ("draw_pile", [-1]), ("draw_pile", [1.0]),
-    ("draw_pile", np.arange(3)), ("discard", [0] * 11), ("replace_queue", [0, 1, 0]), ("replace_queue", [2]),
-    ("replace_cap", [0, 99]), ("replaced", [0, -1]), ("duel", [12, None]), ("duel", [None]),
-    ("last_duel", (0,)), ("attacker", 2), ("attack", [0] * 9), ("answers", [12]), ("winner", -1),
-    ("truncated", 0), ("last_round_winner", -2),
-])
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("phase", 2),
+        ("phase", "duel"),
+        ("to_act", 2),
+        ("to_act", True),
+        ("to_act", None),
+        ("space", 7),
+        ("space", -1),
+        ("space", 1.0),
+        ("covered", [False] * 6),
+        ("covered", [0] * 7),
+        ("rounds_played", -1),
+        ("rounds_played", 61),
+        ("hands", [[0] * 11, [0] * 12]),
+        ("hands", [[0] * 12]),
+        ("hands", [[-1] + [0] * 11] * 2),
+        ("hands", "x"),
+        ("set_aside", None),
+        ("draw_pile", [99]),
+        ("draw_pile", [-1]),
+        ("draw_pile", [1.0]),
+        ("draw_pile", np.arange(3)),
+        ("discard", [0] * 11),
+        ("replace_queue", [0, 1, 0]),
+        ("replace_queue", [2]),
+        ("replace_cap", [0, 99]),
+        ("replaced", [0, -1]),
+        ("duel", [12, None]),
+        ("duel", [None]),
+        ("last_duel", (0,)),
+        ("attacker", 2),
+        ("attack", [0] * 9),
+        ("answers", [12]),
+        ("winner", -1),
+        ("truncated", 0),
+        ("last_round_winner", -2),
+    ],
+)
 def test_a_field_of_the_wrong_type_or_range_is_named(env, name, value):
     game = _edited(lambda g: setattr(g, name, value))
     with pytest.raises(InvalidPositionError, match=f"from_game: field {name} must be"):

@@ -32,11 +32,17 @@ from tacocat.game.ruleset import compile_rules  # noqa: E402 (after importorskip
 VARIANTS = {
     "leading_arrows_arrow_player_wins": {"arrow_policy": "leading", "tie_policy": "arrow_player_wins"},
     "explicit_arrows_small_board_shaping": {
-        "arrow_policy": "explicit", "arrows": ("player_0", "both", "player_1", "both", "player_0"),
-        "board": (3, 5, 7, 5, 3), "round_reward": 0.25},
+        "arrow_policy": "explicit",
+        "arrows": ("player_0", "both", "player_1", "both", "player_0"),
+        "board": (3, 5, 7, 5, 3),
+        "round_reward": 0.25,
+    },
     "truncation_max_rounds_3": {"max_rounds": 3, "tie_policy": "arrow_player_wins"},
     "other_deck_gapped_values_shaping": {
-        "deck": {1: 4, 2: 4, 3: 4, 5: 4, 6: 4, 7: 4, 9: 4, 10: 4}, "board": (2, 5, 8, 5, 2), "round_reward": 0.1},
+        "deck": {1: 4, 2: 4, 3: 4, 5: 4, 6: 4, 7: 4, 9: 4, 10: 4},
+        "board": (2, 5, 8, 5, 2),
+        "round_reward": 0.1,
+    },
 }
 
 
@@ -239,12 +245,15 @@ def test_random_rollout_with_auto_reset_conserves_cards(env):
         cards = np.asarray(cards)
         return (cards[..., None] == np.arange(v)).sum(axis=-2)
 
-    total = (np.asarray(state.hands).sum(1) + np.asarray(state.set_aside).sum(1) + np.asarray(jax.vmap(lambda s: core.pile_counts(env.tables, s))(state))
-             + np.asarray(state.discard) + count(state.duel)
-             + count(np.where(np.arange(state.attack.shape[1]) < np.asarray(state.attack_len)[:, None],
-                              state.attack, -1))
-             + count(np.where(np.arange(state.answers.shape[1]) < np.asarray(state.answers_len)[:, None],
-                              state.answers, -1)))
+    total = (
+        np.asarray(state.hands).sum(1)
+        + np.asarray(state.set_aside).sum(1)
+        + np.asarray(jax.vmap(lambda s: core.pile_counts(env.tables, s))(state))
+        + np.asarray(state.discard)
+        + count(state.duel)
+        + count(np.where(np.arange(state.attack.shape[1]) < np.asarray(state.attack_len)[:, None], state.attack, -1))
+        + count(np.where(np.arange(state.answers.shape[1]) < np.asarray(state.answers_len)[:, None], state.answers, -1))
+    )
     assert (total == copies).all()
 
 
@@ -253,8 +262,11 @@ def autoreset_functions(variant: str):
     """The engine of a variant ("default" or a key of VARIANTS), its vmapped `init` and
     `step_autoreset`, compiled once for the tests that share them."""
     env = TacocatBatch(RulesConfig(**VARIANTS.get(variant, {})))
-    return (env, jax.jit(jax.vmap(env.init), compiler_options=FAST_COMPILE),
-            jax.jit(jax.vmap(env.step_autoreset), compiler_options=FAST_COMPILE))
+    return (
+        env,
+        jax.jit(jax.vmap(env.init), compiler_options=FAST_COMPILE),
+        jax.jit(jax.vmap(env.step_autoreset), compiler_options=FAST_COMPILE),
+    )
 
 
 def _finished_duel(env: TacocatBatch, step) -> core.State:
@@ -264,7 +276,7 @@ def _finished_duel(env: TacocatBatch, step) -> core.State:
     state = env.from_games([setup_position(([1, 12], [5, 9]), space=0, phase="duel", seed=0)])
     duel_base = compile_rules(DEFAULT).codec.duel_base
     state = step(state, jnp.asarray([duel_base + 11]), keys(0, 1))  # player_0 plays the 12
-    return step(state, jnp.asarray([duel_base + 8]), keys(1, 1))    # player_1 plays the 9
+    return step(state, jnp.asarray([duel_base + 8]), keys(1, 1))  # player_1 plays the 9
 
 
 def test_auto_reset_starts_a_new_game_and_keeps_final_rewards(env):
@@ -293,8 +305,18 @@ def test_auto_reset_plays_the_next_action_on_the_game_it_showed(variant):
         assert game.to_act == int(state.current_player[i])
         apply_action(game, int(actions[i]))
         expected = env.from_game(game)
-        for name in ("hands", "set_aside", "current_player", "phase", "replace_left", "replace_cap", "replaced",
-                     "pile_size", "observation", "legal_action_mask"):
+        for name in (
+            "hands",
+            "set_aside",
+            "current_player",
+            "phase",
+            "replace_left",
+            "replace_cap",
+            "replaced",
+            "pile_size",
+            "observation",
+            "legal_action_mask",
+        ):
             assert np.array_equal(np.asarray(getattr(nxt, name)[i]), np.asarray(getattr(expected, name))), (i, name)
     assert np.array_equal(np.asarray(nxt.rewards), np.zeros((64, 2)))
 
@@ -416,8 +438,9 @@ def test_split_shuffle_is_the_shuffle_of_the_split_key(dealing, typed):
     key_batch = keys(13, size) if typed else jax.random.key_data(keys(13, size))
     deal, half = rng.random(size) < dealing, rng.integers(0, 2, size).astype(np.int32)
     t = TacocatBatch().tables
-    batched = np.asarray(jax.jit(jax.vmap(lambda k, d, h: core._shuffle(t, k, d, h)))(
-        key_batch, jnp.asarray(deal), jnp.asarray(half)))
+    batched = np.asarray(
+        jax.jit(jax.vmap(lambda k, d, h: core._shuffle(t, k, d, h)))(key_batch, jnp.asarray(deal), jnp.asarray(half))
+    )
     split = jax.vmap(jax.random.split)(key_batch if typed else jax.vmap(jax.random.wrap_key_data)(key_batch))
     chosen = jax.random.key_data(split)[np.arange(size), half]
     alone = np.asarray(jax.jit(jax.vmap(lambda w: core._ranks(w, n)))(chosen))
@@ -430,8 +453,9 @@ def test_batched_shuffle_matches_the_shuffle_of_each_game(dealing):
     n, size = 38, 256
     key_batch = keys(12, size)
     deal = np.random.default_rng(0).random(size) < dealing
-    batched = np.asarray(jax.jit(jax.vmap(lambda k, d: core._shuffle(TacocatBatch().tables, k, d)))(
-        key_batch, jnp.asarray(deal)))
+    batched = np.asarray(
+        jax.jit(jax.vmap(lambda k, d: core._shuffle(TacocatBatch().tables, k, d)))(key_batch, jnp.asarray(deal))
+    )
     alone = np.asarray(jax.jit(jax.vmap(lambda w: core._ranks(w, n)))(jax.random.key_data(key_batch)))
     assert np.array_equal(batched[deal], alone[deal]) and deal.sum() > 0
 

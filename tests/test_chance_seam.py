@@ -62,9 +62,9 @@ def random_deal(rules, size: int, order: list[int]) -> Deal:
     cards = [rules.deck_cards[i] for i in order]
     hands = [[0] * rules.n_values, [0] * rules.n_values]
     for player in (0, 1):
-        for v in cards[player * size:(player + 1) * size]:
+        for v in cards[player * size : (player + 1) * size]:
             hands[player][v] += 1
-    return Deal((tuple(hands[0]), tuple(hands[1])), tuple(cards[2 * size:]))
+    return Deal((tuple(hands[0]), tuple(hands[1])), tuple(cards[2 * size :]))
 
 
 # ---------------------------------------------------------------------------------------
@@ -83,10 +83,12 @@ def test_openspiel_traversals_are_those_recorded_before_the_seam():
     pytest.importorskip("pyspiel")
     spiel = STORED["spiel"]
     assert seeded_traces.digest(seeded_traces.spiel_tree("tiny")) == spiel["tiny_tree"]
-    assert [seeded_traces.digest(seeded_traces.spiel_walk("race", s))
-            for s in range(seeded_traces.RACE_WALKS)] == spiel["race_walks"]
-    assert [seeded_traces.digest(seeded_traces.spiel_walk(None, s))
-            for s in range(seeded_traces.DEFAULT_WALKS)] == spiel["default_walks"]
+    assert [
+        seeded_traces.digest(seeded_traces.spiel_walk("race", s)) for s in range(seeded_traces.RACE_WALKS)
+    ] == spiel["race_walks"]
+    assert [
+        seeded_traces.digest(seeded_traces.spiel_walk(None, s)) for s in range(seeded_traces.DEFAULT_WALKS)
+    ] == spiel["default_walks"]
 
 
 def test_the_digests_can_fail():
@@ -158,8 +160,10 @@ def _corrupt(deal: Deal, rules, kind: str, pick: int) -> tuple[object, str]:
         hands[player][v] -= 1
         pile.append(v)
         size = sum(deal.hands[player])
-        return Deal((hands[0], hands[1]), pile), (rf"player_{player}'s hand holds {size - 1} card\(s\), but a round "
-                                                  rf"on space \d+ deals {size} \(R2.2\)")
+        return Deal((hands[0], hands[1]), pile), (
+            rf"player_{player}'s hand holds {size - 1} card\(s\), but a round "
+            rf"on space \d+ deals {size} \(R2.2\)"
+        )
     if kind == "long hand":
         player = pick % 2
         hands[player][pile.pop()] += 1
@@ -174,12 +178,16 @@ def _corrupt(deal: Deal, rules, kind: str, pick: int) -> tuple[object, str]:
         pile[i] = (old + 1 + pick % (rules.n_values - 1)) % rules.n_values
         first = min(old, pile[i])  # the lowest value whose count is off is named
         n = rules.copies[first] + (1 if first == pile[i] else -1)
-        return Deal(deal.hands, pile), (rf"value {values[first]} is dealt {n} time\(s\), but the deck has "
-                                        rf"{rules.copies[first]}")
+        return Deal(deal.hands, pile), (
+            rf"value {values[first]} is dealt {n} time\(s\), but the deck has "
+            rf"{rules.copies[first]}"
+        )
     if kind == "a card missing":
         v = pile.pop(pick % len(pile))
-        return Deal(deal.hands, pile), (rf"value {values[v]} is dealt {rules.copies[v] - 1} time\(s\), but the deck "
-                                        rf"has {rules.copies[v]}")
+        return Deal(deal.hands, pile), (
+            rf"value {values[v]} is dealt {rules.copies[v] - 1} time\(s\), but the deck "
+            rf"has {rules.copies[v]}"
+        )
     if kind == "hands of the wrong form":
         bad = [[hands[0][:-1], hands[1]], [hands[0]], [[-1, *hands[0][1:]], hands[1]], "hands"][pick % 4]
         return Deal(bad, pile), rf"hands must be two lists of {rules.n_values} non-negative counts"  # type: ignore[arg-type]  # bad on purpose
@@ -189,8 +197,16 @@ def _corrupt(deal: Deal, rules, kind: str, pick: int) -> tuple[object, str]:
     return [(deal.hands, deal.pile), {"hands": deal.hands, "pile": deal.pile}][pick % 2], "expected a Deal"
 
 
-IMPOSSIBLE = ["short hand", "long hand", "card not in the deck", "a card twice", "a card missing",
-              "hands of the wrong form", "pile of the wrong form", "not a Deal"]
+IMPOSSIBLE = [
+    "short hand",
+    "long hand",
+    "card not in the deck",
+    "a card twice",
+    "a card missing",
+    "hands of the wrong form",
+    "pile of the wrong form",
+    "not a Deal",
+]
 
 
 @SOME
@@ -239,8 +255,15 @@ def test_reorder_pile_keeps_the_cards_and_refuses_others(seed, cfg, data):
     unchanged = snapshot(state)
     i = data.draw(st.integers(0, len(pile) - 1))
     other = next(v for v in range(state.rules.n_values) if v != pile[i])
-    for bad in (pile[:i] + pile[i + 1:], [*pile, pile[i]], [*pile[:i], other, *pile[i + 1:]], [*pile[:i], -1],
-                [*pile[:i], True, *pile[i + 1:]], "pile", 7):
+    for bad in (
+        pile[:i] + pile[i + 1 :],
+        [*pile, pile[i]],
+        [*pile[:i], other, *pile[i + 1 :]],
+        [*pile[:i], -1],
+        [*pile[:i], True, *pile[i + 1 :]],
+        "pile",
+        7,
+    ):
         with pytest.raises(InvalidPositionError, match="is not an order of the draw pile's"):
             reorder_pile(state, bad)  # type: ignore[arg-type]  # bad on purpose
         assert snapshot(state) == unchanged
@@ -249,25 +272,63 @@ def test_reorder_pile_keeps_the_cards_and_refuses_others(seed, cfg, data):
 def test_the_openspiel_adapter_stages_no_generator():
     """OpenSpiel's chance outcomes go through the engine's deal, not a Generator subclass."""
     openspiel = pytest.importorskip("tacocat.game.openspiel")
-    generators = [name for name, obj in vars(openspiel).items()
-                  if isinstance(obj, type) and issubclass(obj, np.random.Generator)]
+    generators = [
+        name for name, obj in vars(openspiel).items() if isinstance(obj, type) and issubclass(obj, np.random.Generator)
+    ]
     assert generators == []
 
 
 # ---------------------------------------------------------------------------------------
 # (c) states from their parts
 # ---------------------------------------------------------------------------------------
-PARTS = ("space", "covered", "hands", "draw_pile", "rng", "rounds_played", "phase", "to_act", "set_aside",
-         "discard", "replace_queue", "replace_cap", "replaced", "duel", "last_duel", "attacker", "attack",
-         "answers", "winner", "truncated", "last_round_winner", "events")
+PARTS = (
+    "space",
+    "covered",
+    "hands",
+    "draw_pile",
+    "rng",
+    "rounds_played",
+    "phase",
+    "to_act",
+    "set_aside",
+    "discard",
+    "replace_queue",
+    "replace_cap",
+    "replaced",
+    "duel",
+    "last_duel",
+    "attacker",
+    "attack",
+    "answers",
+    "winner",
+    "truncated",
+    "last_round_winner",
+    "events",
+)
 
 
 def parts(state: GameState) -> dict:
     """The parts `make_state` takes, copied from a state."""
     out = {name: getattr(state, name) for name in PARTS}
-    return {**out, **{name: [list(h) for h in out[name]] for name in ("hands", "set_aside")},
-            **{name: list(out[name]) for name in ("covered", "draw_pile", "discard", "replace_queue", "replace_cap",
-                                                  "replaced", "duel", "attack", "answers", "events")}}
+    return {
+        **out,
+        **{name: [list(h) for h in out[name]] for name in ("hands", "set_aside")},
+        **{
+            name: list(out[name])
+            for name in (
+                "covered",
+                "draw_pile",
+                "discard",
+                "replace_queue",
+                "replace_cap",
+                "replaced",
+                "duel",
+                "attack",
+                "answers",
+                "events",
+            )
+        },
+    }
 
 
 def states_of_play(seed: int, cfg) -> list[GameState]:
@@ -292,8 +353,11 @@ def test_make_state_rebuilds_every_state_of_play_from_its_parts(seed, cfg):
         built.hands[0][0] += 1
         built.draw_pile.append(0)
         built.events.append(None)
-        assert given_parts["hands"] == state.hands and given_parts["draw_pile"] == state.draw_pile \
-            and given_parts["events"] == state.events, "the built state owns copies of its parts"
+        assert (
+            given_parts["hands"] == state.hands
+            and given_parts["draw_pile"] == state.draw_pile
+            and given_parts["events"] == state.events
+        ), "the built state owns copies of its parts"
 
 
 def _inconsistent(state: GameState, kind: str, pick: int) -> tuple[dict, str] | None:
@@ -321,8 +385,12 @@ def _inconsistent(state: GameState, kind: str, pick: int) -> tuple[dict, str] | 
         if over:
             return None
         p["to_act"] = 1 - state.to_act
-        return p, {Phase.REPLACE: "must be the first of replace_queue", Phase.DUEL: "only player_0's card is ever hidden",
-                   Phase.ATTACK: "the attacker .* acts", Phase.ANSWER: "the defender acts"}[phase]
+        return p, {
+            Phase.REPLACE: "must be the first of replace_queue",
+            Phase.DUEL: "only player_0's card is ever hidden",
+            Phase.ATTACK: "the attacker .* acts",
+            Phase.ANSWER: "the defender acts",
+        }[phase]
     if kind == "a trick outside the answer phase":
         if phase is Phase.ANSWER or not state.draw_pile:
             return None
@@ -354,16 +422,32 @@ def _inconsistent(state: GameState, kind: str, pick: int) -> tuple[dict, str] | 
         p["replace_queue"] = [state.to_act]
         return p, "replace_queue must be empty once replacing is over"
     assert kind == "a field of the wrong type"
-    name, value = [("space", str(state.space)), ("phase", int(phase)), ("hands", p["hands"][:1]),
-                   ("covered", p["covered"][:-1]), ("to_act", True), ("draw_pile", (*tuple(p["draw_pile"]), 1.5)),
-                   ("events", None)][pick % 7]
+    name, value = [
+        ("space", str(state.space)),
+        ("phase", int(phase)),
+        ("hands", p["hands"][:1]),
+        ("covered", p["covered"][:-1]),
+        ("to_act", True),
+        ("draw_pile", (*tuple(p["draw_pile"]), 1.5)),
+        ("events", None),
+    ][pick % 7]
     p[name] = value
     return p, f"field {name} must be"
 
 
-INCONSISTENT = ["a card more", "a card lost", "unequal hands", "the other player acts", "a trick outside the answer phase",
-                "a winner while playing", "over without a result", "the Tacocat on a covered space",
-                "an attacker before a duel is won", "replacing after the replace step", "a field of the wrong type"]
+INCONSISTENT = [
+    "a card more",
+    "a card lost",
+    "unequal hands",
+    "the other player acts",
+    "a trick outside the answer phase",
+    "a winner while playing",
+    "over without a result",
+    "the Tacocat on a covered space",
+    "an attacker before a duel is won",
+    "replacing after the replace step",
+    "a field of the wrong type",
+]
 
 
 @SOME
@@ -382,15 +466,31 @@ def test_make_state_refuses_inconsistent_parts_naming_them(seed, cfg, kind, pick
 def test_make_state_defaults_and_where():
     """Set-asides and the discard pile default to empty; errors name `where`."""
     state = new_game(DEFAULT, 3)
-    built = make_state(state.rules, space=state.space, covered=state.covered, hands=state.hands,
-                       draw_pile=state.draw_pile, replace_queue=[0, 1], replace_cap=[7, 7], rng=3)
+    built = make_state(
+        state.rules,
+        space=state.space,
+        covered=state.covered,
+        hands=state.hands,
+        draw_pile=state.draw_pile,
+        replace_queue=[0, 1],
+        replace_cap=[7, 7],
+        rng=3,
+    )
     assert built.set_aside == [[0] * 12] * 2 and built.discard == [0] * 12 and card_counts(built) == state.rules.copies
     with pytest.raises(InvalidPositionError, match=r"^my position: hand sizes must be equal \(R4.4\), got 7 and 6"):
         hands = [list(state.hands[0]), list(state.hands[1])]
         v = next(v for v, n in enumerate(hands[1]) if n)
         hands[1][v] -= 1
-        make_state(state.rules, space=state.space, covered=state.covered, hands=hands,
-                   draw_pile=[*state.draw_pile, v], replace_queue=[0, 1], replace_cap=[7, 7], where="my position")
+        make_state(
+            state.rules,
+            space=state.space,
+            covered=state.covered,
+            hands=hands,
+            draw_pile=[*state.draw_pile, v],
+            replace_queue=[0, 1],
+            replace_cap=[7, 7],
+            where="my position",
+        )
 
 
 @FEW

@@ -48,8 +48,20 @@ def test_agents_lists_names_and_descriptions():
 
 def test_match_json_save_and_replay(tmp_path):
     out, games = tmp_path / "m.json", tmp_path / "games.jsonl"
-    result = invoke("match", "random", "test-last", "--deal-pairs", 3, "--seed", 7, "--json", out,
-                    "--save-games", games, "--no-progress")
+    result = invoke(
+        "match",
+        "random",
+        "test-last",
+        "--deal-pairs",
+        3,
+        "--seed",
+        7,
+        "--json",
+        out,
+        "--save-games",
+        games,
+        "--no-progress",
+    )
     assert result.exit_code == 0, result.output
     assert "win rate A" in result.output and "as player_0" in result.output
     data = json.loads(out.read_text())
@@ -66,11 +78,20 @@ def test_match_json_save_and_replay(tmp_path):
     assert invoke("replay", games, "--game", 6).exit_code != 0
 
 
-@pytest.mark.parametrize("games_per_s, text", [
-    (1234.5, "1,234 games/s"), (150.0, "150 games/s"), (12.34, "12.3 games/s"), (2.5, "2.5 games/s"),
-    (1.0, "1 games/s"), (0.31, "3.23 s/game"), (0.04, "25 s/game"), (0.001, "1,000 s/game"),
-    (float("inf"), "too fast to time"),
-])
+@pytest.mark.parametrize(
+    "games_per_s, text",
+    [
+        (1234.5, "1,234 games/s"),
+        (150.0, "150 games/s"),
+        (12.34, "12.3 games/s"),
+        (2.5, "2.5 games/s"),
+        (1.0, "1 games/s"),
+        (0.31, "3.23 s/game"),
+        (0.04, "25 s/game"),
+        (0.001, "1,000 s/game"),
+        (float("inf"), "too fast to time"),
+    ],
+)
 def test_match_speed_keeps_three_significant_digits(games_per_s, text):
     assert speed_text(games_per_s) == text
 
@@ -91,8 +112,22 @@ def test_match_rejects_unknown_agent():
 
 
 def test_tournament_command(tmp_path):
-    result = invoke("tournament", "--agents", "random,test-first,test-last", "--deal-pairs", 3, "--seed", 1,
-                    "--workers", 1, "--out", tmp_path / "t", "--boot", 20, "--no-progress")
+    result = invoke(
+        "tournament",
+        "--agents",
+        "random,test-first,test-last",
+        "--deal-pairs",
+        3,
+        "--seed",
+        1,
+        "--workers",
+        1,
+        "--out",
+        tmp_path / "t",
+        "--boot",
+        20,
+        "--no-progress",
+    )
     assert result.exit_code == 0, result.output
     for name in ("results.json", "matrix.csv", "ratings.csv", "tournament.md", "heatmap.png", "ratings.png"):
         assert (tmp_path / "t" / name).exists()
@@ -101,7 +136,10 @@ def test_tournament_command(tmp_path):
 
 def test_split_specs():
     assert split_specs(["random,search:simulations=20,rollout=planner,highcard"]) == [
-        "random", "search:simulations=20,rollout=planner", "highcard"]
+        "random",
+        "search:simulations=20,rollout=planner",
+        "highcard",
+    ]
     assert split_specs(["a", "b,c"]) == ["a", "b", "c"]
 
 
@@ -127,8 +165,9 @@ def test_play_command_quits_cleanly():
 
 def test_play_command_plays_a_game_and_saves_it(tmp_path):
     path = tmp_path / "human.jsonl"
-    result = invoke("play", "--opponent", "test-first", "--seat", 1, "--seed", 2, "--save-game", path,
-                    input="1\n" * 500)
+    result = invoke(
+        "play", "--opponent", "test-first", "--seat", 1, "--seed", 2, "--save-game", path, input="1\n" * 500
+    )
     assert result.exit_code == 0, result.output
     assert "Game over" in result.output
     game = load_games(path)[0]
@@ -202,7 +241,8 @@ def test_human_agent_works_in_play_game():
     assert record.winner is not None or record.truncated
     with pytest.raises(HumanQuit):
         HumanAgent(input_fn=lambda p: "q", output_fn=lambda s: None).act(
-            AgentInput.from_state(new_game(make_config(), 0), 0))
+            AgentInput.from_state(new_game(make_config(), 0), 0)
+        )
 
 
 def test_human_sees_only_own_cards_and_public_information():
@@ -237,8 +277,12 @@ def test_replay_draws_the_game_as_a_gif(tmp_path):
     from PIL import Image
 
     games = tmp_path / "games.jsonl"
-    assert invoke("match", "random", "random", "--deal-pairs", 1, "--seed", 3, "--save-games", games,
-                  "--no-progress").exit_code == 0
+    assert (
+        invoke(
+            "match", "random", "random", "--deal-pairs", 1, "--seed", 3, "--save-games", games, "--no-progress"
+        ).exit_code
+        == 0
+    )
     game = load_games(games)[0]
     del game["actions"][12:], game["winner"]  # the first 12 actions are enough (and quick to draw)
     games.write_text(json.dumps(game) + "\n")
@@ -260,7 +304,13 @@ def test_replay_draws_the_game_as_a_gif(tmp_path):
 
 def test_deal_pairs_is_the_option_name_and_games_its_old_alias(tmp_path):
     new, old = tmp_path / "new.json", tmp_path / "old.json"
-    assert invoke("match", "random", "highcard", "--deal-pairs", 2, "--seed", 3, "--json", new, "--no-progress").exit_code == 0
-    assert invoke("match", "random", "highcard", "--deal-pairs", 2, "--seed", 3, "--json", old, "--no-progress").exit_code == 0
+    assert (
+        invoke("match", "random", "highcard", "--deal-pairs", 2, "--seed", 3, "--json", new, "--no-progress").exit_code
+        == 0
+    )
+    assert (
+        invoke("match", "random", "highcard", "--deal-pairs", 2, "--seed", 3, "--json", old, "--no-progress").exit_code
+        == 0
+    )
     a, b = json.loads(new.read_text()), json.loads(old.read_text())
     assert a["games"] == b["games"] == 2 and a["deal_scores"] == b["deal_scores"]

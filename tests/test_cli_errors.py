@@ -150,10 +150,17 @@ def test_module_entry_points_print_one_line_too(tmp_path):
     import sys
 
     for entry in (["tacocat.cli.app", "train"], ["tacocat.cli.main"]):
-        proc = subprocess.run([sys.executable, "-m", *entry, "--config", str(tmp_path / "missing.yaml")],
-                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", *entry, "--config", str(tmp_path / "missing.yaml")],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
-        assert proc.stderr.strip().splitlines() == [f"error: {tmp_path / 'missing.yaml'}: cannot read the experiment config (No such file or directory)"]
+        assert proc.stderr.strip().splitlines() == [
+            f"error: {tmp_path / 'missing.yaml'}: cannot read the experiment config (No such file or directory)"
+        ]
 
 
 @pytest.mark.parametrize("option,value", [("--json", "/proc/out.json"), ("--save-games", "/proc/games.jsonl")])

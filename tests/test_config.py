@@ -89,16 +89,27 @@ def test_ruleset_hash_identifies_the_rules():
     b = RulesConfig(deck=dict(reversed(list(RulesConfig().deck.items()))))  # same deck, other key order
     assert a.ruleset_hash() == b.ruleset_hash()
     assert len(a.ruleset_hash()) == 16
-    for change in ({"tie_policy": "arrow_player_wins"}, {"max_rounds": 59}, {"arrow_policy": "leading"},
-                   {"deck": {**a.deck, 5: 5}}, {"board": (4, 6, 9, 8, 9, 6, 4)}):
+    for change in (
+        {"tie_policy": "arrow_player_wins"},
+        {"max_rounds": 59},
+        {"arrow_policy": "leading"},
+        {"deck": {**a.deck, 5: 5}},
+        {"board": (4, 6, 9, 8, 9, 6, 4)},
+    ):
         assert a.with_overrides(**change).ruleset_hash() != a.ruleset_hash(), change
     # reward shaping pays a learner differently but leaves the game itself unchanged
     assert a.with_overrides(round_reward=0.5).ruleset_hash() == a.ruleset_hash()
 
 
 def test_yaml_round_trip(tmp_path: Path):
-    cfg = RulesConfig(tie_policy="arrow_player_wins", arrow_policy="explicit",
-                      arrows=("both",) * 5, board=(4, 6, 7, 6, 4), max_rounds=12, round_reward=0.25)
+    cfg = RulesConfig(
+        tie_policy="arrow_player_wins",
+        arrow_policy="explicit",
+        arrows=("both",) * 5,
+        board=(4, 6, 7, 6, 4),
+        max_rounds=12,
+        round_reward=0.25,
+    )
     path = tmp_path / "rules.yaml"
     path.write_text(cfg.to_yaml())
     again = RulesConfig.from_yaml(path)
@@ -163,21 +174,24 @@ def test_the_union_a_type_checker_reads_names_the_registry_types():
     from tacocat.train.backends import BACKENDS
 
     tree = ast.parse(Path(tacocat.train.config.__file__).read_text())
-    spelled = next(node for node in ast.walk(tree)
-                   if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "ExperimentConfig")
+    spelled = next(
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "ExperimentConfig"
+    )
     names = sorted((n for n in ast.walk(spelled.value) if isinstance(n, ast.Name)), key=lambda n: n.col_offset)
-    assert [n.id for n in names] == [
-        backend.config.__name__ for backend in BACKENDS.values()]
+    assert [n.id for n in names] == [backend.config.__name__ for backend in BACKENDS.values()]
 
 
 def test_a_backend_trainer_is_imported_only_when_asked_for():
     import subprocess
     import sys
 
-    code = ("import sys; from tacocat.train.config import load_experiment; "
-            "from tacocat.train.backends import trainer_module; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'ray', 'stable_baselines3') "
-            "or m.endswith('.trainer')))")
+    code = (
+        "import sys; from tacocat.train.config import load_experiment; "
+        "from tacocat.train.backends import trainer_module; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'ray', 'stable_baselines3') "
+        "or m.endswith('.trainer')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
-

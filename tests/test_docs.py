@@ -17,7 +17,10 @@ def test_docs_build_strict_without_warnings(tmp_path):
     site = tmp_path / "site"
     proc = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"mkdocs build --strict failed ({proc.returncode}):\n{output}"
@@ -32,6 +35,9 @@ def test_generated_environment_tables_match_the_code():
     a change to the codec or the layout without `tools/gen_env_tables.py --write` fails here."""
     proc = subprocess.run(
         [sys.executable, "tools/gen_env_tables.py", "--check", "docs/ENVIRONMENT.md"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -14,8 +14,13 @@ from conftest import DEFAULT, resample_hidden
 from tacocat import IllegalActionError, RulesConfig, encode, setup_position
 from tacocat.game.observation import ObservationLayout
 
-SMALL = RulesConfig(deck=dict.fromkeys(range(1, 9), 3), board=(4, 6, 4), tie_policy="arrow_player_wins",
-                    arrow_policy="leading", max_rounds=10)
+SMALL = RulesConfig(
+    deck=dict.fromkeys(range(1, 9), 3),
+    board=(4, 6, 4),
+    tie_policy="arrow_player_wins",
+    arrow_policy="leading",
+    max_rounds=10,
+)
 
 
 def random_env_game(e, seed: int, on_step=None) -> dict[str, float]:
@@ -96,8 +101,8 @@ def test_state_is_player_0_view_plus_player_1_hidden_cards():
     game = e.unwrapped.game
     s = e.state()
     n = game.rules.n_values
-    assert np.array_equal(s[:-2 * n], encode(game, 0))
-    assert s[-2 * n:-n].tolist() == game.hands[1]
+    assert np.array_equal(s[: -2 * n], encode(game, 0))
+    assert s[-2 * n : -n].tolist() == game.hands[1]
     assert s[-n:].sum() == 0
 
 

@@ -26,12 +26,22 @@ def test_the_table_says_where_each_run_reached_the_target(tmp_path: Path) -> Non
     def curve(*values: float) -> list[dict[str, float]]:
         return [{"steps": 1000 * (i + 1), "seconds": 10.0 * (i + 1), "nash_conv": v} for i, v in enumerate(values)]
 
-    results = {"preset": "tiny", "histories": 1643, "information_states": 100, "uniform_nash_conv": 1.0,
-               "target": 0.05, "target_share": 0.05,
-               "runs": [{"method": "league_ppo", "seed": 0, "curve": curve(0.5, 0.04, 0.06)},
-                        {"method": "ppo_high_entropy", "seed": 0, "curve": curve(0.5, 0.2)}],
-               "cfr_plus": [{"iterations": 1, "seconds": 0.5, "nash_conv": 0.3},
-                            {"iterations": 2, "seconds": 1.5, "nash_conv": 0.01}]}
+    results = {
+        "preset": "tiny",
+        "histories": 1643,
+        "information_states": 100,
+        "uniform_nash_conv": 1.0,
+        "target": 0.05,
+        "target_share": 0.05,
+        "runs": [
+            {"method": "league_ppo", "seed": 0, "curve": curve(0.5, 0.04, 0.06)},
+            {"method": "ppo_high_entropy", "seed": 0, "curve": curve(0.5, 0.2)},
+        ],
+        "cfr_plus": [
+            {"iterations": 1, "seconds": 0.5, "nash_conv": 0.3},
+            {"iterations": 2, "seconds": 1.5, "nash_conv": 0.01},
+        ],
+    }
     table = equilibrium.render(results)
     assert "| league_ppo | 0 | 0.0600 | 2,000 | 20 |" in table  # the first point under the target
     assert "| ppo_high_entropy | 0 | 0.2000 | not reached | – |" in table

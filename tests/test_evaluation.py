@@ -103,7 +103,11 @@ def test_match_result_counts_and_json():
     assert d["agent_a"] == "test-last" and d["games"] == 5 and d["n_games"] == 10
     assert d["ruleset_hash"] == make_config().ruleset_hash()
     assert d["per_agent"]["B"]["total"]["wins"] == r.wins_b
-    assert d["per_agent"]["A"]["player_0"] == {"wins": r.a_seat0.wins, "losses": r.a_seat0.losses, "draws": r.a_seat0.draws}
+    assert d["per_agent"]["A"]["player_0"] == {
+        "wins": r.a_seat0.wins,
+        "losses": r.a_seat0.losses,
+        "draws": r.a_seat0.draws,
+    }
     assert len(d["deal_scores"]) == 5
     # the primary interval is paired over deal pairs; Wilson over games is kept as secondary
     assert d["ci95"] == [r.ci_low, r.ci_high] and "paired" in d["ci_method"]

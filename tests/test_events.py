@@ -15,9 +15,14 @@ from tacocat.game.engine import apply_action, legal_actions, new_game
 from tacocat.game.render.text import describe_event
 
 CLASS_OF_KIND = {
-    ev.EventKind.ROUND: ev.RoundDealt, ev.EventKind.REPLACE: ev.ReplaceRevealed, ev.EventKind.DUEL: ev.DuelRevealed,
-    ev.EventKind.ATTACK: ev.AttackPlayed, ev.EventKind.ANSWER: ev.AnswerPlayed, ev.EventKind.TRICK: ev.TrickEnded,
-    ev.EventKind.SHOWDOWN: ev.ShowdownRevealed, ev.EventKind.MOVE: ev.TacocatMoved,
+    ev.EventKind.ROUND: ev.RoundDealt,
+    ev.EventKind.REPLACE: ev.ReplaceRevealed,
+    ev.EventKind.DUEL: ev.DuelRevealed,
+    ev.EventKind.ATTACK: ev.AttackPlayed,
+    ev.EventKind.ANSWER: ev.AnswerPlayed,
+    ev.EventKind.TRICK: ev.TrickEnded,
+    ev.EventKind.SHOWDOWN: ev.ShowdownRevealed,
+    ev.EventKind.MOVE: ev.TacocatMoved,
     ev.EventKind.GAME_OVER: ev.GameOver,
 }
 

@@ -42,16 +42,20 @@ def assert_same_iterates(tree, ours, theirs, table, iterations: int, every: int 
 def test_cfr_and_cfr_plus_match_openspiel_iterate_by_iterate(name, iterations, every, plus):
     tree, game = tree_and_game(name)
     theirs = (pyspiel.CFRPlusSolver if plus else pyspiel.CFRSolver)(game)
-    assert_same_iterates(tree, CFRSolver(tree, plus=plus), theirs,
-                         lambda s: s.tabular_average_policy().policy_table(), iterations, every)
+    assert_same_iterates(
+        tree, CFRSolver(tree, plus=plus), theirs, lambda s: s.tabular_average_policy().policy_table(), iterations, every
+    )
 
 
-@pytest.mark.parametrize("solver, params", [(discounted_cfr.DCFRSolver, {}),
-                                            (discounted_cfr.LCFRSolver, {"alpha": 1, "beta": 1, "gamma": 1})])
+@pytest.mark.parametrize(
+    "solver, params",
+    [(discounted_cfr.DCFRSolver, {}), (discounted_cfr.LCFRSolver, {"alpha": 1, "beta": 1, "gamma": 1})],
+)
 def test_discounted_cfr_matches_openspiel_on_tiny(solver, params):
     tree, game = tree_and_game("tiny")
-    assert_same_iterates(tree, DiscountedCFRSolver(tree, **params), solver(game),
-                         lambda s: s.average_policy().to_dict(), 30)
+    assert_same_iterates(
+        tree, DiscountedCFRSolver(tree, **params), solver(game), lambda s: s.average_policy().to_dict(), 30
+    )
 
 
 def test_cfr_plus_converges_and_the_game_is_fair():

@@ -40,8 +40,12 @@ from tacocat.analysis.tabular import (
 )
 
 TOL = 1e-9
-FEW = settings(max_examples=4, deadline=None, derandomize=True,
-               suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+FEW = settings(
+    max_examples=4,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 class Preset:
@@ -125,7 +129,9 @@ def test_uniform_policy_matches_openspiel(name, request):
 
 
 def test_uniform_nash_conv_on_tiny_is_the_published_figure(tiny):
-    assert nash_conv(tiny.tree, tiny.tree.uniform_policy()) == pytest.approx(0.9714285714, abs=1e-9)  # docs/OPENSPIEL.md
+    assert nash_conv(tiny.tree, tiny.tree.uniform_policy()) == pytest.approx(
+        0.9714285714, abs=1e-9
+    )  # docs/OPENSPIEL.md
 
 
 @FEW
@@ -158,8 +164,9 @@ def test_policy_tables_round_trip(tiny):
 # properties
 # ---------------------------------------------------------------------------------------
 @settings(FEW, max_examples=8)
-@given(seed=st.integers(0, 2**32 - 1), zeros=st.sampled_from([0.0, 0.5, 0.9]),
-       name=st.sampled_from(["tiny", "skirmish"]))
+@given(
+    seed=st.integers(0, 2**32 - 1), zeros=st.sampled_from([0.0, 0.5, 0.9]), name=st.sampled_from(["tiny", "skirmish"])
+)
 def test_best_responses_are_pure_and_worth_at_least_the_policy(seed, zeros, name, request):
     tree = request.getfixturevalue(name).tree
     policy = random_policy(tree, seed, zeros)
@@ -184,8 +191,11 @@ def test_a_best_response_to_a_best_response_pair_is_no_better(tiny):
     best = best_response_values(tree, policy)
     for player in (0, 1):
         for seed in range(5):
-            other = combine(tree, random_policy(tree, seed, 0.5), policy) if player == 0 else \
-                combine(tree, policy, random_policy(tree, seed, 0.5))
+            other = (
+                combine(tree, random_policy(tree, seed, 0.5), policy)
+                if player == 0
+                else combine(tree, policy, random_policy(tree, seed, 0.5))
+            )
             assert policy_values(tree, other)[player] <= best[player] + 1e-12
 
 
@@ -197,12 +207,15 @@ def test_combine_takes_each_players_rows_from_its_own_array(tiny):
     assert np.array_equal(both[rows], first[rows]) and np.array_equal(both[~rows], second[~rows])
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda p: p[:, :-1], "shape"),
-    (lambda p: np.where(p > 0, np.nan, p), "non-finite"),
-    (lambda p: p * 2, "sums to"),
-    (lambda p: np.where(p > 0, p, 0.5), "padding|sums to"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda p: p[:, :-1], "shape"),
+        (lambda p: np.where(p > 0, np.nan, p), "non-finite"),
+        (lambda p: p * 2, "sums to"),
+        (lambda p: np.where(p > 0, p, 0.5), "padding|sums to"),
+    ],
+)
 def test_a_malformed_policy_is_refused_in_one_line(tiny, edit, message):
     bad = edit(tiny.tree.uniform_policy())
     with pytest.raises(ValueError, match=message) as info:

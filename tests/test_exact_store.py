@@ -35,8 +35,20 @@ from tacocat.analysis.tree import GameTree
 from tacocat.game.config import RulesConfig, make_config
 from tacocat.game.presets import preset_config
 
-ARRAYS = ("player", "parent", "action", "column", "chance_prob", "infoset", "utility", "level_starts",
-          "infoset_player", "legal", "n_legal", "infoset_node")
+ARRAYS = (
+    "player",
+    "parent",
+    "action",
+    "column",
+    "chance_prob",
+    "infoset",
+    "utility",
+    "level_starts",
+    "infoset_player",
+    "legal",
+    "n_legal",
+    "infoset_node",
+)
 #: three card values and a deal of 4: about 1.4e8 histories (presets.py)
 HUGE = {"deck": {1: 6, 2: 5, 3: 5}, "board": (4, 4, 4), "max_rounds": 1, "round_reward": 1.0}
 
@@ -84,8 +96,11 @@ def test_a_tree_over_the_limit_is_refused_in_one_line(limit, how):
 def test_a_huge_tree_is_refused_from_its_estimate():
     """About 45 times over the limit: refused from all 256 paths (the first 16 do not cut it
     short: they must put the tree at over 1,000 times the limit)."""
-    with pytest.raises(ValueError, match=r"about 1\.\de\+08 histories \(estimated from 256 random paths\), "
-                                         r"about \d+\.\d GB of memory"):
+    with pytest.raises(
+        ValueError,
+        match=r"about 1\.\de\+08 histories \(estimated from 256 random paths\), "
+        r"about \d+\.\d GB of memory",
+    ):
         check_enumerable(make_config(HUGE))
 
 
@@ -101,8 +116,11 @@ def test_a_far_too_large_tree_is_refused_from_its_first_paths(monkeypatch):
 
     monkeypatch.setattr(store, "_path_sizes", recorded)
     monkeypatch.setattr(store, "count_histories", lambda *a, **k: pytest.fail("counted"))
-    with pytest.raises(TooLargeError, match=r"about \d\.\de\+\d{3} histories \(estimated from 16 random paths\), "
-                                            r"about \d\.\de\+\d{3} GB of memory") as info:
+    with pytest.raises(
+        TooLargeError,
+        match=r"about \d\.\de\+\d{3} histories \(estimated from 16 random paths\), "
+        r"about \d\.\de\+\d{3} GB of memory",
+    ) as info:
         check_enumerable(RulesConfig())
     assert len(paths) == 16 and "\n" not in str(info.value)
 
@@ -179,16 +197,24 @@ def _edits(tmp_path: Path):
     return {
         "random bytes": lambda a, p: p.write_bytes(os.urandom(5000)),
         "truncated": lambda a, p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]),
-        "a pickled object array": lambda a, p: np.savez(p, **{**a, "player": np.array([_Marker(marker)] * 3,
-                                                                                    dtype=object)}),
+        "a pickled object array": lambda a, p: np.savez(
+            p, **{**a, "player": np.array([_Marker(marker)] * 3, dtype=object)}
+        ),
         "a wrong dtype": lambda a, p: np.savez(p, **{**a, "utility": a["utility"].astype(np.float32)}),
         "a missing array": lambda a, p: np.savez(p, **{k: v for k, v in a.items() if k != "legal"}),
         "an extra array": lambda a, p: np.savez(p, **a, extra=np.zeros(3)),
         "a shape over the bounds": lambda a, p: np.savez(p, **{**a, "legal": np.full((270, 5000), -1, np.int32)}),
         "inconsistent parents": lambda a, p: np.savez(p, **{**a, "parent": a["parent"][::-1].copy()}),
         "bad columns": lambda a, p: np.savez(p, **{**a, "column": a["column"] + 5}),
-        "other rules": lambda a, p: np.savez(p, **{**a, "meta": np.frombuffer(
-            a["meta"].tobytes().replace(b'"round_reward": 1.0', b'"round_reward": 0.0'), np.uint8)}),
+        "other rules": lambda a, p: np.savez(
+            p,
+            **{
+                **a,
+                "meta": np.frombuffer(
+                    a["meta"].tobytes().replace(b'"round_reward": 1.0', b'"round_reward": 0.0'), np.uint8
+                ),
+            },
+        ),
         "not a zip member .npy": lambda a, p: zipfile.ZipFile(p, "a").writestr("evil.pkl", b"\x80\x04."),
     }
 

@@ -25,9 +25,14 @@ SMOKE = ROOT / "tests" / "support" / "configs" / "league_smoke.yaml"
 
 def _config_file(tmp_path: Path, **changes: object) -> Path:
     shutil.copy(SMOKE, tmp_path)  # a base_config lies in the shipped configs' folder or next to the file
-    data = {"base_config": SMOKE.name, "rules": preset_rules("skirmish"), "run_root": str(tmp_path / "runs"),
-            "total_timesteps": 512, "checkpoint_every": 256,
-            "eval": {"every": 256, "deal_pairs": 2, "opponents": ["random"], "final": [], "nash_conv": "sampling"}}
+    data = {
+        "base_config": SMOKE.name,
+        "rules": preset_rules("skirmish"),
+        "run_root": str(tmp_path / "runs"),
+        "total_timesteps": 512,
+        "checkpoint_every": 256,
+        "eval": {"every": 256, "deal_pairs": 2, "opponents": ["random"], "final": [], "nash_conv": "sampling"},
+    }
     data.update(changes)
     path = tmp_path / "exact.yaml"
     path.write_text(yaml.safe_dump(data))
@@ -41,7 +46,8 @@ def _rows(path: Path) -> list[dict[str, str]]:
 
 @pytest.mark.slow  # two league iterations on skirmish at the smoke size, and the tree enumerated (about 5 s)
 def test_a_league_run_logs_the_exact_nash_conv_of_its_policy_at_every_evaluation(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TACOCAT_CACHE", str(tmp_path / "trees"))
     result = CliRunner().invoke(app, ["train", "--config", str(_config_file(tmp_path)), "--no-progress"])
     assert result.exit_code == 0, result.output

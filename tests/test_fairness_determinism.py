@@ -52,8 +52,10 @@ def test_R1_6_seat_fairness_random_vs_random():
     assert truncated < GAMES * 0.01, "under the default max_rounds truncation should be rare"
     share0 = w0 / decided
     half_width = Z99 * math.sqrt(0.25 / decided)
-    print(f"\nseat fairness: {GAMES} games, {truncated} truncated; player_0 {w0} ({share0:.4f}), "
-          f"player_1 {w1} ({1 - share0:.4f}); 99% interval 0.5 +/- {half_width:.4f}")
+    print(
+        f"\nseat fairness: {GAMES} games, {truncated} truncated; player_0 {w0} ({share0:.4f}), "
+        f"player_1 {w1} ({1 - share0:.4f}); 99% interval 0.5 +/- {half_width:.4f}"
+    )
     assert abs(share0 - 0.5) <= half_width, (w0, w1, truncated)
 
 
@@ -107,8 +109,15 @@ print(json.dumps({"engine": engine, "env": games}))
 
 def run_trajectory(seed: int, hash_seed: str) -> dict:
     env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-    out = subprocess.run([sys.executable, "-c", TRAJECTORY_SCRIPT, str(seed)], capture_output=True, text=True,
-                         cwd=ROOT, env=env, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", TRAJECTORY_SCRIPT, str(seed)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+        check=True,
+    )
     return json.loads(out.stdout)
 
 

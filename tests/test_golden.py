@@ -22,10 +22,13 @@ def test_golden_file_covers_every_builtin_pairing():
 def test_golden_match_results_are_unchanged(pairing):
     a, b = pairing.split(" vs ")
     assert goldens.play(a, b) == STORED["results"][pairing], (
-        f"{pairing}: behaviour changed; if on purpose, re-record with `python tests/support/goldens.py --record`")
+        f"{pairing}: behaviour changed; if on purpose, re-record with `python tests/support/goldens.py --record`"
+    )
 
 
 def test_a_changed_agent_fails_the_golden_comparison():
     """The comparison can fail: a planner with another parameter changes the record."""
-    assert goldens.play("counter", "planner:keep_from=5") != STORED["results"]["planner vs counter"] or \
-        goldens.play("planner:keep_from=5", "counter") != STORED["results"]["planner vs counter"]
+    assert (
+        goldens.play("counter", "planner:keep_from=5") != STORED["results"]["planner vs counter"]
+        or goldens.play("planner:keep_from=5", "counter") != STORED["results"]["planner vs counter"]
+    )

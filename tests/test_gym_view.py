@@ -28,17 +28,20 @@ def test_opponent_weight_must_be_a_finite_number_above_zero(weight):
         TacocatSingleAgentEnv([("random", weight)])
 
 
-@pytest.mark.parametrize("opponents, error, message", [
-    ("random", TypeError, "list of \\(agent spec, weight\\) pairs"),
-    ({"random": 1.0}, TypeError, "list of \\(agent spec, weight\\) pairs"),
-    (None, TypeError, "list of \\(agent spec, weight\\) pairs"),
-    (["random"], ValueError, r"opponents\[0\] must be an \(agent spec, weight\) pair"),
-    ([("random", 1.0), ("highcard",)], ValueError, r"opponents\[1\] must be an \(agent spec, weight\) pair"),
-    ([("random", 1.0, 2.0)], ValueError, r"opponents\[0\] must be an \(agent spec, weight\) pair"),
-    ([], ValueError, "the opponent pool is empty"),
-    ([(3, 1.0)], ValueError, "an agent spec must be a non-empty string"),
-    ([("", 1.0)], ValueError, "an agent spec must be a non-empty string"),
-])
+@pytest.mark.parametrize(
+    "opponents, error, message",
+    [
+        ("random", TypeError, "list of \\(agent spec, weight\\) pairs"),
+        ({"random": 1.0}, TypeError, "list of \\(agent spec, weight\\) pairs"),
+        (None, TypeError, "list of \\(agent spec, weight\\) pairs"),
+        (["random"], ValueError, r"opponents\[0\] must be an \(agent spec, weight\) pair"),
+        ([("random", 1.0), ("highcard",)], ValueError, r"opponents\[1\] must be an \(agent spec, weight\) pair"),
+        ([("random", 1.0, 2.0)], ValueError, r"opponents\[0\] must be an \(agent spec, weight\) pair"),
+        ([], ValueError, "the opponent pool is empty"),
+        ([(3, 1.0)], ValueError, "an agent spec must be a non-empty string"),
+        ([("", 1.0)], ValueError, "an agent spec must be a non-empty string"),
+    ],
+)
 def test_opponents_of_another_shape_get_one_clear_error(opponents, error, message):
     with pytest.raises(error, match=message):
         TacocatSingleAgentEnv(opponents)
@@ -52,8 +55,10 @@ def test_opponent_pairs_may_be_lists_or_tuples_and_a_pool_is_taken_as_is():
 
 
 @settings(max_examples=60, deadline=None)
-@given(weights=st.lists(st.floats(min_value=1e-300, max_value=1.7e308), min_size=1, max_size=4),
-       seed=st.integers(0, 2**32 - 1))
+@given(
+    weights=st.lists(st.floats(min_value=1e-300, max_value=1.7e308), min_size=1, max_size=4),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_a_pool_either_refuses_its_weights_or_samples_from_them(weights, seed):
     """Invariant: whatever finite positive weights are given, the pool is refused with one
     clear error (their total overflows) or every draw is one of its opponents -- never
@@ -89,12 +94,18 @@ def test_add_and_remove_opponent_refuse_bad_input_and_leave_the_pool_unchanged()
     env.reset(seed=0)  # the pool still samples
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"learner_seat": True}, "learner_seat must be"), ({"learner_seat": 1.0}, "learner_seat must be"),
-    ({"learner_seat": 2}, "learner_seat must be"), ({"learner_seat": "left"}, "learner_seat must be"),
-    ({"illegal_action": "ignore"}, "illegal_action must be 'raise' or 'penalize'"),
-    ({"render_mode": "human"}, "render_mode must be one of"), ({"render_mode": "rgb"}, "render_mode must be one of"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"learner_seat": True}, "learner_seat must be"),
+        ({"learner_seat": 1.0}, "learner_seat must be"),
+        ({"learner_seat": 2}, "learner_seat must be"),
+        ({"learner_seat": "left"}, "learner_seat must be"),
+        ({"illegal_action": "ignore"}, "illegal_action must be 'raise' or 'penalize'"),
+        ({"render_mode": "human"}, "render_mode must be one of"),
+        ({"render_mode": "rgb"}, "render_mode must be one of"),
+    ],
+)
 def test_arguments_are_checked(kwargs, message):
     with pytest.raises(ValueError, match=message):
         TacocatSingleAgentEnv(ONE, **kwargs)

@@ -80,15 +80,25 @@ def test_yaml_yes_is_not_a_round_count(tmp_path):
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"hands": ([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10])}, "largest deal of this board is 9"),
+        (
+            {"hands": ([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10])},
+            "largest deal of this board is 9",
+        ),
         ({"hands": ([3], [4])}, "replace step needs at least two cards each"),
         ({"hands": ([3, 4], [5, 6]), "rounds_played": -1}, "rounds_played must be >= 0"),
         ({"hands": ([3, 4], [5, 6]), "rounds_played": 60}, "rounds_played=60: the game ends after max_rounds=60"),
         ({"hands": ([3, 4], [5, 6]), "rounds_played": 1.5}, "rounds_played must be an integer"),
         ({"hands": ([3, 4], [5, 6]), "covered": [1, 2], "rounds_played": 1}, r"2 covered space\(s\) after 1 round"),
-        ({"hands": ([3, 4], [5, 6]), "space": 2, "to_act": 0, "replace_cap": 99},
-         r"replace_cap=99: .* deal size of space 2 \(9\)"),
-        ({"hands": "3 4", }, "hands must be a pair of card lists"),
+        (
+            {"hands": ([3, 4], [5, 6]), "space": 2, "to_act": 0, "replace_cap": 99},
+            r"replace_cap=99: .* deal size of space 2 \(9\)",
+        ),
+        (
+            {
+                "hands": "3 4",
+            },
+            "hands must be a pair of card lists",
+        ),
         ({"hands": ([3, 4], "56")}, "hands\\[1\\] must be a list of integers"),
         ({"hands": ([3, 4], [5, None])}, "hands\\[1\\]: item None must be an integer"),
         ({"hands": ([3, 4], [5, True])}, "hands\\[1\\]: item True must be an integer"),
@@ -200,9 +210,14 @@ def test_bad_specs_name_the_parameter(spec, message):
 
 def test_quoted_values_keep_commas_and_split_specs_respects_quotes():
     assert parse_spec('ppo:path="runs/a,b/m.zip",deterministic=0') == (
-        "ppo", {"path": '"runs/a,b/m.zip"', "deterministic": "0"})
+        "ppo",
+        {"path": '"runs/a,b/m.zip"', "deterministic": "0"},
+    )
     assert split_specs(['random,ppo:path="x,y.zip",deterministic=0,search:simulations=4']) == [
-        "random", 'ppo:path="x,y.zip",deterministic=0', "search:simulations=4"]
+        "random",
+        'ppo:path="x,y.zip",deterministic=0',
+        "search:simulations=4",
+    ]
     spec = format_spec("ppo", path="runs/my,run/snap.zip", deterministic=False)
     assert parse_spec(spec)[1]["path"] == '"runs/my,run/snap.zip"'
 

@@ -16,11 +16,22 @@ from tacocat.analysis import store
 
 ROOT = Path(__file__).resolve().parents[1]
 #: what conftest points into the session's home
-VARIABLES = ("HOME", "TACOCAT_CACHE", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME",
-             "IPYTHONDIR", "MPLCONFIGDIR", "JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR")
+VARIABLES = (
+    "HOME",
+    "TACOCAT_CACHE",
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "IPYTHONDIR",
+    "MPLCONFIGDIR",
+    "JUPYTER_CONFIG_DIR",
+    "JUPYTER_DATA_DIR",
+    "JUPYTER_RUNTIME_DIR",
+)
 
 #: a test that writes where the libraries the suite drives write under ~
-PROBE = '''
+PROBE = """
 import os
 from pathlib import Path
 
@@ -36,7 +47,7 @@ def test_write_where_the_libraries_write():
                    Path(jupyter_data_dir()), Path(matplotlib.get_cachedir()), store.cache_dir()):
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "probe").write_text("x")
-'''
+"""
 
 
 def test_home_and_what_derives_from_it_point_into_the_session_home() -> None:
@@ -56,8 +67,25 @@ def test_a_session_leaves_a_fresh_home_untouched(tmp_path: Path) -> None:
     (work / "test_probe.py").write_text(PROBE)
     env = {k: v for k, v in os.environ.items() if k not in {*VARIABLES, "TACOCAT_TEST_HOME", "GIT_CONFIG_GLOBAL"}}
     env.update(HOME=str(home), PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), str(ROOT)]))
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider",
-                           "-p", "conftest", "test_probe.py"], cwd=work, env=env, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:xdist",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "conftest",
+            "test_probe.py",
+        ],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert list(home.iterdir()) == []

@@ -36,31 +36,44 @@ LARGE = ROOT / "tacocat" / "train" / "configs" / "league.yaml"
 # ---------------------------------------------------------------------------------------
 # config validation: a clear error before any run directory is made
 # ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("overrides, fragment", [
-    (["opponents=[{agent: search}]"], "opponents.0.agent: agent 'search' has no JAX port"),
-    (["opponents=[{agent: 'counter:samples=0'}]"], "samples must be"),
-    (["opponents=[{agent: nope}]"], "unknown agent 'nope'"),
-    (["opponents=[{agent: 'planner:sacrifice_rate=0.3'}]"], "sacrifice_rate=0 only"),
-    (["algo.batch_size=100"], "does not split into minibatches of 100"),
-    (["opponents=[]", "league.selfplay_weight=0", "league.snapshot_weight=0"], "the league has no opponents"),
-    (["n_envs=3", "algo.batch_size=48"], "n_envs=3 is too small"),
-    (["league=null"], "league\n  Input should be a valid dictionary or instance of LeagueConfig"),
-    (["backend=sb3"], "the `league` section only applies with backend: league"),
-    (["league.sampling=best"], "league.sampling"),
-    (["selfplay={snapshot_every: 100}"], "selfplay\n  Extra inputs are not permitted"),
+@pytest.mark.parametrize(
+    "overrides, fragment",
+    [
+        (["opponents=[{agent: search}]"], "opponents.0.agent: agent 'search' has no JAX port"),
+        (["opponents=[{agent: 'counter:samples=0'}]"], "samples must be"),
+        (["opponents=[{agent: nope}]"], "unknown agent 'nope'"),
+        (["opponents=[{agent: 'planner:sacrifice_rate=0.3'}]"], "sacrifice_rate=0 only"),
+        (["algo.batch_size=100"], "does not split into minibatches of 100"),
+        (["opponents=[]", "league.selfplay_weight=0", "league.snapshot_weight=0"], "the league has no opponents"),
+        (["n_envs=3", "algo.batch_size=48"], "n_envs=3 is too small"),
+        (["league=null"], "league\n  Input should be a valid dictionary or instance of LeagueConfig"),
+        (["backend=sb3"], "the `league` section only applies with backend: league"),
+        (["league.sampling=best"], "league.sampling"),
+        (["selfplay={snapshot_every: 100}"], "selfplay\n  Extra inputs are not permitted"),
         (["sb3={torch_threads: 2}"], "the `sb3` section only applies with backend: sb3"),
-    (["league.decision_share=0"], "league.decision_share"),
-    (["league.decision_share=1.5"], "league.decision_share"),
-    (["league.decision_share=0.001"], "leaves minibatches of fewer than 2 decisions"),
-])
+        (["league.decision_share=0"], "league.decision_share"),
+        (["league.decision_share=1.5"], "league.decision_share"),
+        (["league.decision_share=0.001"], "leaves minibatches of fewer than 2 decisions"),
+    ],
+)
 def test_bad_league_configs_fail_at_validation(overrides: list[str], fragment: str) -> None:
     with pytest.raises(ValidationError, match=fragment.replace("(", r"\(").replace("[", r"\[")):
         load_experiment(SMOKE, overrides=overrides)
 
 
 def test_the_cli_refuses_a_bad_league_config_before_making_a_run_directory(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["train", "--config", str(SMOKE), "--set", f"run_root={tmp_path / 'runs'}",
-                                      "--set", "opponents=[{agent: search}]"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "train",
+            "--config",
+            str(SMOKE),
+            "--set",
+            f"run_root={tmp_path / 'runs'}",
+            "--set",
+            "opponents=[{agent: search}]",
+        ],
+    )
     assert result.exit_code != 0 and "Traceback" not in result.output
     assert "has no JAX port" in result.output
     assert not (tmp_path / "runs").exists()
@@ -85,18 +98,29 @@ def _trajectory(learner_turn, reward, done, values):
 
     col = lambda x, dtype: jnp.asarray(x, dtype)[:, None]  # noqa: E731  (time, 1 row)
     t = len(reward)
-    return Transition(obs=jnp.zeros((t, 1, 1)), mask=jnp.ones((t, 1, 1), bool), action=jnp.zeros((t, 1), jnp.int32),
-                      log_prob=jnp.zeros((t, 1)), value=col(values, jnp.float32), reward=col(reward, jnp.float32),
-                      done=col(done, bool), learner_turn=col(learner_turn, bool),
-                      critic_extra=jnp.zeros((t, 1, 0)))
+    return Transition(
+        obs=jnp.zeros((t, 1, 1)),
+        mask=jnp.ones((t, 1, 1), bool),
+        action=jnp.zeros((t, 1), jnp.int32),
+        log_prob=jnp.zeros((t, 1)),
+        value=col(values, jnp.float32),
+        reward=col(reward, jnp.float32),
+        done=col(done, bool),
+        learner_turn=col(learner_turn, bool),
+        critic_extra=jnp.zeros((t, 1, 0)),
+    )
 
 
 def test_rewards_between_learner_decisions_are_summed_and_games_cut_the_bootstrap() -> None:
     from tacocat.train.league.ppo import learner_advantages
 
     # steps: L(v=.5)  O  O(+.25 round reward, learner's)  L(v=.2)  O(game ends, learner -1)  L(v=.3, new game)
-    traj = _trajectory(learner_turn=[1, 0, 0, 1, 0, 1], reward=[0, 0, 0.25, 0, -1, 0], done=[0, 0, 0, 0, 1, 0],
-                       values=[0.5, 9, 9, 0.2, 9, 0.3])
+    traj = _trajectory(
+        learner_turn=[1, 0, 0, 1, 0, 1],
+        reward=[0, 0, 0.25, 0, -1, 0],
+        done=[0, 0, 0, 0, 1, 0],
+        values=[0.5, 9, 9, 0.2, 9, 0.3],
+    )
     gamma, lam = 0.9, 0.8
     adv = np.asarray(learner_advantages(traj, jnp.array([0.7]), gamma, lam))[:, 0]
     last = 0 + gamma * 0.7 - 0.3  # the rollout ends: bootstrap from last_value
@@ -136,18 +160,23 @@ def test_an_update_on_packed_decisions_equals_the_update_on_every_step() -> None
 
     params = []
     for share in (1.0, 0.75):
-        config = load_experiment(SMOKE, overrides=["algo.batch_size=256", "algo.n_epochs=2",
-                                                   f"league.decision_share={share}"])
+        config = load_experiment(
+            SMOKE, overrides=["algo.batch_size=256", "algo.n_epochs=2", f"league.decision_share={share}"]
+        )
         env, settings, iteration = build(config)
         assert settings.decision_slots == (0 if share == 1 else 192)
         runner = init_runner(env, settings, jax.random.key(config.seed))
         pool = SnapshotPool(runner.params, config.league.snapshot_pool)
-        runner, metrics = iteration(runner, pool.arrays, jnp.zeros(config.league.snapshot_slots, jnp.int32),
-                                    coefficients(config, 0))
+        runner, metrics = iteration(
+            runner, pool.arrays, jnp.zeros(config.league.snapshot_slots, jnp.int32), coefficients(config, 0)
+        )
         assert int(metrics["decisions_dropped"]) == 0 and 0 < int(metrics["learner_steps"]) <= 192
         params.append(runner.params)
-    moved = jax.tree.map(lambda a, b: float(jnp.abs(a - b).max()), params[0], init_runner(
-        env, settings, jax.random.key(config.seed)).params)
+    moved = jax.tree.map(
+        lambda a, b: float(jnp.abs(a - b).max()),
+        params[0],
+        init_runner(env, settings, jax.random.key(config.seed)).params,
+    )
     assert max(jax.tree.leaves(moved)) > 1e-4  # the update did something (two Adam steps of 3e-4)
     jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, atol=2e-6), *params)
 
@@ -196,8 +225,15 @@ def _restored(run_dir: Path) -> tuple[Any, Any]:
 
 
 def test_the_smoke_run_writes_the_run_directory(smoke_run: Path) -> None:
-    for name in ("config.yaml", "run.json", "progress.csv", "eval.csv", "learning_curve.png", "policy.npz",
-                 "final.json"):
+    for name in (
+        "config.yaml",
+        "run.json",
+        "progress.csv",
+        "eval.csv",
+        "learning_curve.png",
+        "policy.npz",
+        "final.json",
+    ):
         assert (smoke_run / name).is_file(), name
     meta = json.loads((smoke_run / "run.json").read_text())
     assert meta["ruleset_hash"] == RulesConfig().ruleset_hash() and {"jax", "optax", "pgx"} <= set(meta["versions"])
@@ -254,9 +290,11 @@ def test_the_league_agent_plays_a_match_without_jax(smoke_run: Path) -> None:
     import subprocess
     import sys
 
-    code = ("import sys; from tacocat.evaluation.matches import match; "
-            f"r = match('league:path={smoke_run / 'policy.npz'}', 'random', deal_pairs=3, seed=0, progress=False); "
-            "print(r.n_games, 'jax' in sys.modules)")
+    code = (
+        "import sys; from tacocat.evaluation.matches import match; "
+        f"r = match('league:path={smoke_run / 'policy.npz'}', 'random', deal_pairs=3, seed=0, progress=False); "
+        "print(r.n_games, 'jax' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.split() == ["6", "False"], out.stdout + out.stderr
 
@@ -293,8 +331,16 @@ def test_the_privileged_critic_reads_the_opponents_observation_and_the_actor_doe
     from tacocat.train.league.trainer import build
     from tacocat.train.loop import train
 
-    config = load_experiment(SMOKE, overrides=[f"run_root={tmp_path}", "league.privileged_critic=true",
-                                               "total_timesteps=256", "checkpoint_every=256", "eval.every=256"])
+    config = load_experiment(
+        SMOKE,
+        overrides=[
+            f"run_root={tmp_path}",
+            "league.privileged_critic=true",
+            "total_timesteps=256",
+            "checkpoint_every=256",
+            "eval.every=256",
+        ],
+    )
     env, settings, _ = build(config)
     obs_size = env.observation_shape[0]
     params = init_runner(env, settings, jax.random.key(0)).params
@@ -308,8 +354,9 @@ def test_the_privileged_critic_reads_the_opponents_observation_and_the_actor_doe
         np.testing.assert_array_equal(own[0], own[1])  # the actor's input: unchanged
         other = jnp.full(2, 1 - player)
         assert critic_extra(observe, batch, other, scale, False).shape == (2, 0)
-        values = critic_value(params["critic"], own, critic_extra(observe, batch, other, scale, True),
-                              settings.activation)
+        values = critic_value(
+            params["critic"], own, critic_extra(observe, batch, other, scale, True), settings.activation
+        )
         moved += bool(values[0] != values[1])
     assert moved > 0
     run = train(config, progress=False).run_dir
@@ -405,7 +452,11 @@ def test_anneal_lr_decays_the_learning_rate_to_zero_over_the_run() -> None:
 @pytest.mark.parametrize("agent", ["league", "rllib"])
 def test_a_policy_file_opponent_for_other_rules_is_refused_at_validation(smoke_run: Path, agent: str) -> None:
     spec = f"{agent}:path={smoke_run / 'policy.npz'}"
-    load_experiment(ROOT / "tests" / "support" / "configs" / "smoke.yaml", overrides=[f"opponents=[{{agent: '{spec}'}}]"])
+    load_experiment(
+        ROOT / "tests" / "support" / "configs" / "smoke.yaml", overrides=[f"opponents=[{{agent: '{spec}'}}]"]
+    )
     with pytest.raises(ValidationError, match=r"opponents: .* was trained for ruleset"):
-        load_experiment(ROOT / "tests" / "support" / "configs" / "smoke.yaml",
-                        overrides=[f"opponents=[{{agent: '{spec}'}}]", "rules.max_rounds=30"])
+        load_experiment(
+            ROOT / "tests" / "support" / "configs" / "smoke.yaml",
+            overrides=[f"opponents=[{{agent: '{spec}'}}]", "rules.max_rounds=30"],
+        )

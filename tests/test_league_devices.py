@@ -30,8 +30,13 @@ SMOKE = ROOT / "tests" / "support" / "configs" / "league_smoke.yaml"
 #: long), a batch whose four blocks split over 2 devices (8 + 4 + 4 + 8 games), and the options
 #: whose data the devices share out differently: the packed update (decision_share), the
 #: privileged critic's second observation, seats redrawn at random
-EVEN = ["n_envs=24", "opponents=[{agent: highcard, weight: 1.0}]", "league.decision_share=0.625",
-        "league.privileged_critic=true", "learner_seat=random"]
+EVEN = [
+    "n_envs=24",
+    "opponents=[{agent: highcard, weight: 1.0}]",
+    "league.decision_share=0.625",
+    "league.privileged_critic=true",
+    "learner_seat=random",
+]
 
 SCRIPT = textwrap.dedent("""
     import json, sys
@@ -81,11 +86,17 @@ SCRIPT = textwrap.dedent("""
 
 def run_two_devices(overrides: list[str]) -> dict:
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2", "JAX_PLATFORMS": "cpu"}
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(SMOKE), json.dumps(overrides)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(SMOKE), json.dumps(overrides)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
-    return json.loads(line[len("RESULT "):])
+    return json.loads(line[len("RESULT ") :])
 
 
 @pytest.mark.slow  # two smoke trainings in a subprocess, about 30 s
@@ -107,13 +118,19 @@ def test_two_devices_train_what_one_device_trains() -> None:
 # ---------------------------------------------------------------------------------------
 # bad input: refused before a run directory exists
 # ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("overrides, fragment", [
-    (["league.devices=2", "n_envs=25", "algo.batch_size=80"], "n_envs 25 does not split over 2 devices"),
-    # league_smoke's 16 games: blocks of 4, 2, 2, 4 and 4 games
-    (["league.devices=4"], "snapshot 0 (2 games), snapshot 1 (2 games) does not split into 4"),
-    (["league.devices=2", "n_envs=32", "algo.n_steps=15", "algo.batch_size=15"], "algo.batch_size 15 does not split"),
-    (["league.devices=2", "n_envs=32", "league.decision_share=0.505"], "65 decision slots does not split"),
-])
+@pytest.mark.parametrize(
+    "overrides, fragment",
+    [
+        (["league.devices=2", "n_envs=25", "algo.batch_size=80"], "n_envs 25 does not split over 2 devices"),
+        # league_smoke's 16 games: blocks of 4, 2, 2, 4 and 4 games
+        (["league.devices=4"], "snapshot 0 (2 games), snapshot 1 (2 games) does not split into 4"),
+        (
+            ["league.devices=2", "n_envs=32", "algo.n_steps=15", "algo.batch_size=15"],
+            "algo.batch_size 15 does not split",
+        ),
+        (["league.devices=2", "n_envs=32", "league.decision_share=0.505"], "65 decision slots does not split"),
+    ],
+)
 def test_a_batch_that_does_not_split_evenly_is_refused_at_validation(overrides: list[str], fragment: str) -> None:
     with pytest.raises(ValueError, match=r"league.devices") as err:
         load_experiment(SMOKE, overrides=overrides)
@@ -123,8 +140,21 @@ def test_a_batch_that_does_not_split_evenly_is_refused_at_validation(overrides: 
 
 def test_more_devices_than_exist_is_refused_before_a_run_directory(tmp_path: Path) -> None:
     """This pytest process's JAX has one CPU device (started before the flag could split it)."""
-    result = CliRunner().invoke(app, ["train", "--config", str(SMOKE), "--set", f"run_root={tmp_path / 'runs'}",
-                                      "--set", "n_envs=64", "--devices", "4", "--no-progress"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "train",
+            "--config",
+            str(SMOKE),
+            "--set",
+            f"run_root={tmp_path / 'runs'}",
+            "--set",
+            "n_envs=64",
+            "--devices",
+            "4",
+            "--no-progress",
+        ],
+    )
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.output
     assert "league.devices is 4, but JAX has 1 cpu device(s)" in result.output, result.output

@@ -45,8 +45,16 @@ def relu_file(path: Path, rules: RulesConfig, seed: int) -> Path:
     compiled = compile_rules(rules)
     sizes = [ObservationLayout(compiled).size, 48, 48, compiled.codec.size]
     layers = [(rng.normal(0, 1 / np.sqrt(a), (b, a)), rng.normal(0, 0.1, b)) for a, b in itertools.pairwise(sizes)]
-    return save_policy(path, layers, activation="relu", rules_config=rules, algorithm=RLLIB_ALGORITHM,
-                       experiment="test", seed=seed, timesteps=0)
+    return save_policy(
+        path,
+        layers,
+        activation="relu",
+        rules_config=rules,
+        algorithm=RLLIB_ALGORITHM,
+        experiment="test",
+        seed=seed,
+        timesteps=0,
+    )
 
 
 def batch(inputs: list[AgentInput]) -> tuple[jax.Array, jax.Array]:
@@ -69,7 +77,9 @@ def check_agreement(spec: str, config: RulesConfig, inputs: list[AgentInput]) ->
     agent = make_agent(spec)
     obs, mask = batch(inputs)
     keys = jax.random.split(jax.random.key(0), len(inputs))
-    greedy = np.asarray(jax.jit(jax.vmap(make_opponent(spec, config)))(obs, mask, keys, jnp.zeros(len(inputs), jnp.int32)))
+    greedy = np.asarray(
+        jax.jit(jax.vmap(make_opponent(spec, config)))(obs, mask, keys, jnp.zeros(len(inputs), jnp.int32))
+    )
     expected = np.array([agent.act(inp) for inp in inputs])
     wrong = np.flatnonzero(greedy != expected)
     assert wrong.size == 0, f"{spec}: {wrong.size} of {len(inputs)} greedy actions differ (first at {wrong[0]})"
@@ -101,16 +111,20 @@ def test_sampling_draws_from_the_masked_softmax(champion_positions) -> None:
     """deterministic=false: the JAX form's draws in one position follow the numpy probabilities."""
     inp = next(i for i in champion_positions if i.action_mask.sum() >= 3 and i.view.phase is Phase.ATTACK)
     expected = numpy_probabilities(make_agent("champion"), [inp])[0]
-    policy = jax.vmap(make_opponent("league:path=" + str(CHAMPION) + ",deterministic=false", RulesConfig()),
-                      in_axes=(None, None, 0, None))
+    policy = jax.vmap(
+        make_opponent("league:path=" + str(CHAMPION) + ",deterministic=false", RulesConfig()),
+        in_axes=(None, None, 0, None),
+    )
     obs, mask = batch([inp])
     draws = np.asarray(jax.jit(policy)(obs[0], mask[0], jax.random.split(jax.random.key(1), 20_000), jnp.int32(0)))
     frequencies = np.bincount(draws, minlength=expected.size) / draws.size
     assert inp.action_mask[draws].all()
     np.testing.assert_allclose(frequencies, expected, atol=0.015)
     greedy = make_opponent("champion", RulesConfig())
-    assert all(int(greedy(obs[0], mask[0], k, jnp.int32(0))) == make_agent("champion").act(inp)
-               for k in jax.random.split(jax.random.key(2), 3))
+    assert all(
+        int(greedy(obs[0], mask[0], k, jnp.int32(0))) == make_agent("champion").act(inp)
+        for k in jax.random.split(jax.random.key(2), 3)
+    )
 
 
 def test_random_plays_uniformly_among_the_legal_actions(champion_positions) -> None:
@@ -127,9 +141,13 @@ def test_random_plays_uniformly_among_the_legal_actions(champion_positions) -> N
 # config validation
 # ---------------------------------------------------------------------------------------
 def test_policy_files_and_random_are_league_opponents() -> None:
-    config = load_experiment(SMOKE, overrides=[
-        f"opponents=[{{agent: champion}}, {{agent: random}}, "
-        f"{{agent: 'league:path={CHAMPION},deterministic=false'}}]"])
+    config = load_experiment(
+        SMOKE,
+        overrides=[
+            f"opponents=[{{agent: champion}}, {{agent: random}}, "
+            f"{{agent: 'league:path={CHAMPION},deterministic=false'}}]"
+        ],
+    )
     assert [o.agent for o in config.opponents][:2] == ["champion", "random"]
 
 
@@ -155,15 +173,26 @@ def test_a_policy_file_for_other_rules_is_refused_naming_both_rulesets(spec: str
         make_opponent("champion", SKIRMISH)
 
 
-@pytest.mark.parametrize("overrides, fragment", [
-    (["league.init_actor=counter"], "league.init_actor: agent 'counter' has no network to start from"),
-    (["league.init_actor=champion"], r"has hidden layers \[128, 128\] and activation tanh; algo.net_arch is \[32, 32\]"),
-    (["league.init_actor=champion", "algo.net_arch=[128, 128]", "algo.activation=relu"], "algo.activation relu"),
-    (["league.init_actor=champion", "algo.net_arch=[128, 128]", "rules.max_rounds=30"],
-     "league.init_actor: .* was trained for ruleset"),
-    (["league.critic_warmup=3"], "league.critic_warmup: 3 warm-up iterations leave no PPO iteration of the run's 3"),
-    (["league.critic_warmup=-1"], "league.critic_warmup"),
-])
+@pytest.mark.parametrize(
+    "overrides, fragment",
+    [
+        (["league.init_actor=counter"], "league.init_actor: agent 'counter' has no network to start from"),
+        (
+            ["league.init_actor=champion"],
+            r"has hidden layers \[128, 128\] and activation tanh; algo.net_arch is \[32, 32\]",
+        ),
+        (["league.init_actor=champion", "algo.net_arch=[128, 128]", "algo.activation=relu"], "algo.activation relu"),
+        (
+            ["league.init_actor=champion", "algo.net_arch=[128, 128]", "rules.max_rounds=30"],
+            "league.init_actor: .* was trained for ruleset",
+        ),
+        (
+            ["league.critic_warmup=3"],
+            "league.critic_warmup: 3 warm-up iterations leave no PPO iteration of the run's 3",
+        ),
+        (["league.critic_warmup=-1"], "league.critic_warmup"),
+    ],
+)
 def test_a_warm_start_that_does_not_fit_is_refused(overrides: list[str], fragment: str) -> None:
     with pytest.raises(ValidationError, match=fragment):
         load_experiment(SMOKE, overrides=overrides)
@@ -188,12 +217,16 @@ def test_init_actor_is_the_file_as_the_learner_holds_it(tmp_path: Path) -> None:
 
 
 def _leaves_equal(a, b) -> bool:
-    return all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True))
+    return all(
+        np.array_equal(np.asarray(x), np.asarray(y))
+        for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True)
+    )
 
 
 @pytest.mark.slow  # two compiled iterations (warm-up and PPO) and a resume: about half a minute
 def test_a_warm_started_run_trains_the_critic_alone_first_and_resumes_bit_for_bit(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """init_actor champion and critic_warmup 3 of 4 iterations: through the warm-up the actor
     (and the snapshot pool's first slot) stay the champion's and PPO's optimizer makes no step
     while the critic's own does; the last iteration moves the actor; progress.csv marks the
@@ -205,10 +238,19 @@ def test_a_warm_started_run_trains_the_critic_alone_first_and_resumes_bit_for_bi
     from tacocat.train.league.trainer import LeagueTrainer, initial_actor
     from tacocat.train.loop import train
 
-    config = load_experiment(SMOKE, overrides=[
-        f"run_root={tmp_path / 'runs'}", "algo.net_arch=[128, 128]", "opponents=[{agent: champion}, {agent: random}]",
-        "league.init_actor=champion", "league.critic_warmup=3", "total_timesteps=1024", "checkpoint_every=512",
-        "eval.every=100000"])
+    config = load_experiment(
+        SMOKE,
+        overrides=[
+            f"run_root={tmp_path / 'runs'}",
+            "algo.net_arch=[128, 128]",
+            "opponents=[{agent: champion}, {agent: random}]",
+            "league.init_actor=champion",
+            "league.critic_warmup=3",
+            "total_timesteps=1024",
+            "checkpoint_every=512",
+            "eval.every=100000",
+        ],
+    )
     run_dir = train(config, progress=False).run_dir
     with (run_dir / "progress.csv").open() as f:
         assert [row["critic_warmup"] for row in csv.DictReader(f)] == ["1", "1", "1", "0"]
@@ -226,7 +268,9 @@ def test_a_warm_started_run_trains_the_critic_alone_first_and_resumes_bit_for_bi
     assert counts and set(counts) == {2 * updates}
     assert _leaves_equal(jax.tree.map(lambda leaf: leaf[0], restored.pool.arrays["actor"]), start)
     final = make_agent(f"league:path={run_dir / 'policy.npz'}")
-    assert not all(np.array_equal(w, c) for (w, _), (c, _) in zip(final.layers, make_agent("champion").layers, strict=True))
+    assert not all(
+        np.array_equal(w, c) for (w, _), (c, _) in zip(final.layers, make_agent("champion").layers, strict=True)
+    )
 
     assert [p.name for p in checkpoints.markers(run_dir)] == ["ckpt_512.json", "ckpt_1024.json"]
     killed = killed_copy(run_dir, tmp_path / run_dir.name, "ckpt_1024")

@@ -68,7 +68,8 @@ def compare(spec: str, config: RulesConfig, inputs: list[AgentInput]) -> tuple[i
     wrong = np.flatnonzero(got != expected)
     assert wrong.size == 0, (
         f"{spec}: {wrong.size} of {len(inputs)} positions differ; first: {inputs[wrong[0]].view.phase.name}, "
-        f"python {expected[wrong[0]]}, jax {got[wrong[0]]}")
+        f"python {expected[wrong[0]]}, jax {got[wrong[0]]}"
+    )
     assert all(inputs[i].action_mask[a] for i, a in enumerate(got)), f"{spec}: the port chose an illegal action"
     return len(inputs), {inp.view.phase for inp in inputs}
 
@@ -86,7 +87,9 @@ def test_port_equals_python_agent_on_10000_positions(spec: str, default_position
 
 
 @pytest.mark.parametrize("spec", ["counter", "counter:duel_from=0,replace_keeper_from=12,keep_from=6"])
-def test_counter_port_equals_python_agent_where_it_does_not_sample(spec: str, default_positions: list[AgentInput]) -> None:
+def test_counter_port_equals_python_agent_where_it_does_not_sample(
+    spec: str, default_positions: list[AgentInput]
+) -> None:
     """Every position of the 11,000 where `counter` draws no random numbers: bit-exact."""
     n, phases = compare(spec, RulesConfig(), default_positions)
     assert n >= 10_000
@@ -114,8 +117,14 @@ def port_hands(inp: AgentInput, draws: int, seed: int, floor: int | None = None)
     rules = view.rules
     sample = opponent_hand_sampler(rules, draws)
     floor = opponent_bounds(view)[0] if floor is None else floor
-    return np.asarray(sample(jax.random.key(seed), jnp.asarray(view.unseen()), jnp.int32(view.hand_sizes[view.opponent]),
-                             jnp.int32(floor)))
+    return np.asarray(
+        sample(
+            jax.random.key(seed),
+            jnp.asarray(view.unseen()),
+            jnp.int32(view.hand_sizes[view.opponent]),
+            jnp.int32(floor),
+        )
+    )
 
 
 def hand_distribution_p_value(a: list[np.ndarray], b: list[np.ndarray]) -> float:
@@ -166,7 +175,9 @@ def test_counter_port_counts_forced_sacrifices_like_python(sampled_positions: li
         attacks = [a for a, move in enumerate(rules.codec.moves) if move.kind.is_attack and len(move.cards) < size]
         hands = python_hands(inp, 16, seed=i)
         got = np.asarray(count(jnp.asarray(hands), jnp.asarray(attacks)))
-        expected = np.array([[_forced_sacrifices(rules, list(h), attack_cards(rules, a)) for a in attacks] for h in hands])
+        expected = np.array(
+            [[_forced_sacrifices(rules, list(h), attack_cards(rules, a)) for a in attacks] for h in hands]
+        )
         np.testing.assert_array_equal(got, expected)
 
 
@@ -189,8 +200,13 @@ def test_failed_answer_floor_tracks_the_event_log() -> None:
             move = guide.act(inp) if rng.random() < 0.5 else legal[int(rng.integers(len(legal)))]
             obs = encode(state, actor)
             apply_action(state, move)
-            floor = update(floor, jnp.asarray(obs), jnp.int32(move), jnp.int32(actor),
-                           jnp.bool_(state.rounds_played != rounds or state.is_over))
+            floor = update(
+                floor,
+                jnp.asarray(obs),
+                jnp.int32(move),
+                jnp.int32(actor),
+                jnp.bool_(state.rounds_played != rounds or state.is_over),
+            )
             if state.is_over:
                 break
             for player in (0, 1):  # the floor on `player`'s cards is the low bound their opponent holds
@@ -213,11 +229,16 @@ def test_the_comparison_catches_a_wrong_port(default_positions: list[AgentInput]
     assert (got != expected).sum() > 100
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("search", "no JAX port"), ("planner:sacrifice_rate=0.5", "sacrifice_rate=0"),
-    ("counter:sacrifice_rate=0.1", "sacrifice_rate=0"), ("counter:samples=0", "samples must be"),
-    ("highcard:keep_from=3", "no parameter 'keep_from'"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("search", "no JAX port"),
+        ("planner:sacrifice_rate=0.5", "sacrifice_rate=0"),
+        ("counter:sacrifice_rate=0.1", "sacrifice_rate=0"),
+        ("counter:samples=0", "samples must be"),
+        ("highcard:keep_from=3", "no parameter 'keep_from'"),
+    ],
+)
 def test_unported_specs_are_refused(spec: str, message: str) -> None:
     with pytest.raises(NotPortedError, match=message):
         make_heuristic(spec, RulesConfig())

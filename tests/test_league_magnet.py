@@ -55,9 +55,12 @@ def test_the_uniform_magnets_kl_is_log_legal_actions_minus_the_entropy() -> None
     mask = jnp.asarray(rng.random((6, 10)) < 0.6).at[:, 0].set(True)
     log_probs = jax.nn.log_softmax(jnp.where(mask, jnp.asarray(rng.normal(size=(6, 10))), -1e9))
     entropy = -jnp.where(mask, jnp.exp(log_probs) * log_probs, 0.0).sum(-1)
-    np.testing.assert_allclose(kl_to_magnet(log_probs, uniform_log_probs(mask), mask),
-                               jnp.log(mask.sum(-1)) - entropy, rtol=1e-5, atol=1e-6)
-    assert float(kl_to_magnet(uniform_log_probs(mask), uniform_log_probs(mask), mask).max()) == pytest.approx(0, abs=1e-6)
+    np.testing.assert_allclose(
+        kl_to_magnet(log_probs, uniform_log_probs(mask), mask), jnp.log(mask.sum(-1)) - entropy, rtol=1e-5, atol=1e-6
+    )
+    assert float(kl_to_magnet(uniform_log_probs(mask), uniform_log_probs(mask), mask).max()) == pytest.approx(
+        0, abs=1e-6
+    )
 
 
 def _trained(overrides: list[str], iterations: int = 2) -> object:
@@ -89,8 +92,9 @@ def test_a_uniform_magnet_trains_what_the_same_entropy_bonus_trains() -> None:
 def test_the_ema_magnet_moves_toward_the_actor_at_each_refresh() -> None:
     from tacocat.train.league.trainer import LeagueTrainer
 
-    config = load_experiment(SMOKE, overrides=["league.magnet={kind: ema, kl_coef: 0.5, refresh_every: 2, "
-                                               "ema_rate: 0.25}"])
+    config = load_experiment(
+        SMOKE, overrides=["league.magnet={kind: ema, kl_coef: 0.5, refresh_every: 2, ema_rate: 0.25}"]
+    )
     trainer = LeagueTrainer(config)
     start = trainer.runner.magnet
     assert _max_difference(start, trainer.runner.params["actor"]) == 0  # the magnet starts as the actor
@@ -107,14 +111,22 @@ def test_the_coefficients_follow_their_linear_schedules_over_the_ppo_iterations(
     from tacocat.train.league.trainer import coefficients
 
     # 6 iterations of 256 env steps, the first 2 the critic's warm-up: PPO iterations 2..5
-    config = load_experiment(SMOKE, overrides=["total_timesteps=1536", "league.critic_warmup=2",
-                                               "algo.ent_coef=0.1", "league.ent_coef_final=0.04",
-                                               "league.magnet={kind: uniform, kl_coef: 0.3, kl_coef_final: 0.0}"])
+    config = load_experiment(
+        SMOKE,
+        overrides=[
+            "total_timesteps=1536",
+            "league.critic_warmup=2",
+            "algo.ent_coef=0.1",
+            "league.ent_coef_final=0.04",
+            "league.magnet={kind: uniform, kl_coef: 0.3, kl_coef_final: 0.0}",
+        ],
+    )
     got = [tuple(round(float(x), 6) for x in coefficients(config, i)) for i in range(6)]
     assert got == [(0.1, 0.3), (0.1, 0.3), (0.1, 0.3), (0.08, 0.2), (0.06, 0.1), (0.04, 0.0)]
     plain = load_experiment(SMOKE)
     assert [(float(c.ent_coef), float(c.kl_coef)) for c in (coefficients(plain, i) for i in range(3))] == [
-        (pytest.approx(0.01), 0.0)] * 3
+        (pytest.approx(0.01), 0.0)
+    ] * 3
 
 
 def test_a_run_with_an_ema_magnet_resumes_bit_for_bit(tmp_path: Path) -> None:
@@ -133,19 +145,22 @@ def test_a_run_with_an_ema_magnet_resumes_bit_for_bit(tmp_path: Path) -> None:
     assert len(rows) == 3 and all(float(row["magnet_kl"]) > 0 for row in rows)
 
 
-@pytest.mark.parametrize(("override", "fragment"), [
-    ("league.magnet={kind: uniform, kl_coef: -0.1}", "league.magnet.kl_coef"),
-    ("league.magnet={kind: uniform, kl_coef: .inf}", "league.magnet.kl_coef"),
-    ("league.magnet={kind: uniform, kl_coef: .nan}", "league.magnet.kl_coef"),
-    ("league.magnet={kind: ema, kl_coef: 0.1, refresh_every: 0}", "league.magnet.refresh_every"),
-    ("league.magnet={kind: ema, kl_coef: 0.1, ema_rate: 0}", "league.magnet.ema_rate"),
-    ("league.magnet={kind: ema, kl_coef: 0.1, ema_rate: 1.5}", "league.magnet.ema_rate"),
-    ("league.magnet={kind: target, kl_coef: 0.1}", "league.magnet.kind"),
-    ("league.magnet={kl_coef: 0.1}", "league.magnet.kind"),
-    ("league.magnet={kind: uniform, kl_coef: 0.1, kl_coef_final: -1}", "league.magnet.kl_coef_final"),
-    ("league.ent_coef_final=-0.01", "league.ent_coef_final"),
-    ("algo.ent_coef=.inf", "algo.ent_coef"),
-])
+@pytest.mark.parametrize(
+    ("override", "fragment"),
+    [
+        ("league.magnet={kind: uniform, kl_coef: -0.1}", "league.magnet.kl_coef"),
+        ("league.magnet={kind: uniform, kl_coef: .inf}", "league.magnet.kl_coef"),
+        ("league.magnet={kind: uniform, kl_coef: .nan}", "league.magnet.kl_coef"),
+        ("league.magnet={kind: ema, kl_coef: 0.1, refresh_every: 0}", "league.magnet.refresh_every"),
+        ("league.magnet={kind: ema, kl_coef: 0.1, ema_rate: 0}", "league.magnet.ema_rate"),
+        ("league.magnet={kind: ema, kl_coef: 0.1, ema_rate: 1.5}", "league.magnet.ema_rate"),
+        ("league.magnet={kind: target, kl_coef: 0.1}", "league.magnet.kind"),
+        ("league.magnet={kl_coef: 0.1}", "league.magnet.kind"),
+        ("league.magnet={kind: uniform, kl_coef: 0.1, kl_coef_final: -1}", "league.magnet.kl_coef_final"),
+        ("league.ent_coef_final=-0.01", "league.ent_coef_final"),
+        ("algo.ent_coef=.inf", "algo.ent_coef"),
+    ],
+)
 def test_bad_regularisation_settings_are_refused_with_the_field_named(override: str, fragment: str) -> None:
     from pydantic import ValidationError
 

@@ -37,8 +37,9 @@ MARKER, ARRAYS = "checkpoints/ckpt_768.json", "checkpoints/ckpt_768/arrays.npz"
 def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tacocat.train.loop import train
 
-    return train(load_experiment(SMOKE, overrides=[f"run_root={tmp_path_factory.mktemp('runs')}"]),
-                 progress=False).run_dir
+    return train(
+        load_experiment(SMOKE, overrides=[f"run_root={tmp_path_factory.mktemp('runs')}"]), progress=False
+    ).run_dir
 
 
 @pytest.fixture
@@ -110,20 +111,29 @@ def test_other_edits_of_config_yaml_name_every_field_that_differs(run: Path) -> 
     _refused(run, "algo.learning_rate, total_timesteps")
 
 
-@pytest.mark.parametrize("edit, fragment", [
-    (lambda m: m.update(ruleset_hash="0" * 16), "ruleset_hash is not the hash of the run's rules"),
-    (lambda m: m.update(backend="rllib"), "its backend is not the run's config's"),
-    (lambda m: m.pop("config"), "does not record the config the run started with"),
-])
+@pytest.mark.parametrize(
+    "edit, fragment",
+    [
+        (lambda m: m.update(ruleset_hash="0" * 16), "ruleset_hash is not the hash of the run's rules"),
+        (lambda m: m.update(backend="rllib"), "its backend is not the run's config's"),
+        (lambda m: m.pop("config"), "does not record the config the run started with"),
+    ],
+)
 def test_an_edited_run_json_is_refused(run: Path, edit: Callable[[dict], None], fragment: str) -> None:
     _edit_json(run / "run.json", edit)
     _refused(run, str(run / "run.json"), fragment)
 
 
-@pytest.mark.parametrize("content, fragment", [
-    (None, "cannot read the run's record"), (b"", "not valid JSON"), (b"[1, 2]", "does not record the config"),
-    (b"[" * 100_000, "not valid JSON"), (b"\x00" * (MAX_RUN_JSON_BYTES + 1), "over the limit"),
-])
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        (None, "cannot read the run's record"),
+        (b"", "not valid JSON"),
+        (b"[1, 2]", "does not record the config"),
+        (b"[" * 100_000, "not valid JSON"),
+        (b"\x00" * (MAX_RUN_JSON_BYTES + 1), "over the limit"),
+    ],
+)
 def test_a_missing_or_broken_run_json_is_refused(run: Path, content: bytes | None, fragment: str) -> None:
     path = run / "run.json"
     path.unlink()
@@ -143,37 +153,49 @@ def test_config_yaml_that_is_not_a_valid_config_names_the_file_and_not_its_conte
 # ---------------------------------------------------------------------------------------
 # the checkpoint's marker
 # ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("edit, fragment", [
-    (lambda m: m.update(timesteps=-1000), "timesteps: Input should be greater than or equal to 0"),
-    (lambda m: m.update(timesteps=1024), "not the ones in its name"),
-    (lambda m: m.update(iteration=2), "is not a point of this run"),
-    (lambda m: m.update(timesteps="768"), "timesteps: Input should be a valid integer"),
-    (lambda m: m.update(timesteps=768.0), "timesteps: Input should be a valid integer"),
-    (lambda m: m["trainer"]["pool"].update(filled=99), "pool.filled and pool.next_slot must be"),
-    (lambda m: m["trainer"]["pool"].update(next_slot=-1), "pool.next_slot"),
-    (lambda m: m["trainer"]["pool"].update(games=m["trainer"]["pool"]["games"][:2]), "pool.games and pool.wins must hold"),
-    (lambda m: m["trainer"]["pool"].update(wins=[10**6] * 4), "must not exceed pool.games"),
-    (lambda m: m["trainer"]["pool"].update(games=[10**9] * 4, wins=[0] * 4), "more games than"),
-    (lambda m: m["trainer"].pop("pool"), "trainer: invalid LeagueState: pool: Field required"),
-    (lambda m: m["trainer"].pop("rng"), "rng: Field required"),
-    (lambda m: m.pop("trainer"), "trainer: Field required"),
-    (lambda m: m.update(best_score=2.0), "best_score"),
-    (lambda m: m["trainer"]["rng"].update(bit_generator="MT19937"), "rng.bit_generator"),
-    (lambda m: m["trainer"]["rng"]["state"].update(state=-1), "rng.state.state"),
-    (lambda m: m.update(extra=1), "extra: Extra inputs are not permitted"),
-    (lambda m: m["trainer"].update(extra=1), "extra: Extra inputs are not permitted"),
-    (lambda m: m.update(ruleset_hash="0" * 16), "written under other rules"),
-    (lambda m: m.update(config_sha256="0" * 64), "written for another config"),
-])
+@pytest.mark.parametrize(
+    "edit, fragment",
+    [
+        (lambda m: m.update(timesteps=-1000), "timesteps: Input should be greater than or equal to 0"),
+        (lambda m: m.update(timesteps=1024), "not the ones in its name"),
+        (lambda m: m.update(iteration=2), "is not a point of this run"),
+        (lambda m: m.update(timesteps="768"), "timesteps: Input should be a valid integer"),
+        (lambda m: m.update(timesteps=768.0), "timesteps: Input should be a valid integer"),
+        (lambda m: m["trainer"]["pool"].update(filled=99), "pool.filled and pool.next_slot must be"),
+        (lambda m: m["trainer"]["pool"].update(next_slot=-1), "pool.next_slot"),
+        (
+            lambda m: m["trainer"]["pool"].update(games=m["trainer"]["pool"]["games"][:2]),
+            "pool.games and pool.wins must hold",
+        ),
+        (lambda m: m["trainer"]["pool"].update(wins=[10**6] * 4), "must not exceed pool.games"),
+        (lambda m: m["trainer"]["pool"].update(games=[10**9] * 4, wins=[0] * 4), "more games than"),
+        (lambda m: m["trainer"].pop("pool"), "trainer: invalid LeagueState: pool: Field required"),
+        (lambda m: m["trainer"].pop("rng"), "rng: Field required"),
+        (lambda m: m.pop("trainer"), "trainer: Field required"),
+        (lambda m: m.update(best_score=2.0), "best_score"),
+        (lambda m: m["trainer"]["rng"].update(bit_generator="MT19937"), "rng.bit_generator"),
+        (lambda m: m["trainer"]["rng"]["state"].update(state=-1), "rng.state.state"),
+        (lambda m: m.update(extra=1), "extra: Extra inputs are not permitted"),
+        (lambda m: m["trainer"].update(extra=1), "extra: Extra inputs are not permitted"),
+        (lambda m: m.update(ruleset_hash="0" * 16), "written under other rules"),
+        (lambda m: m.update(config_sha256="0" * 64), "written for another config"),
+    ],
+)
 def test_every_field_of_the_marker_is_checked(run: Path, edit: Callable[[dict], None], fragment: str) -> None:
     _edit_json(run / MARKER, edit)
     _refused(run, str(run / MARKER), fragment)
 
 
-@pytest.mark.parametrize("content, fragment", [
-    (b"", "invalid CheckpointMarker"), (b"{", "invalid CheckpointMarker"), (b"[]", "invalid CheckpointMarker"),
-    (b'{"timesteps": NaN}', "invalid CheckpointMarker"), (b" " * (2 << 20), "over the limit"),
-])
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        (b"", "invalid CheckpointMarker"),
+        (b"{", "invalid CheckpointMarker"),
+        (b"[]", "invalid CheckpointMarker"),
+        (b'{"timesteps": NaN}', "invalid CheckpointMarker"),
+        (b" " * (2 << 20), "over the limit"),
+    ],
+)
 def test_a_broken_marker_names_the_file(run: Path, content: bytes, fragment: str) -> None:
     (run / MARKER).write_bytes(content)
     _refused(run, str(run / MARKER), fragment)
@@ -202,15 +224,22 @@ def _load(run_dir: Path):
 
 def test_stray_files_in_the_checkpoint_folder_are_ignored(run: Path) -> None:
     folder = run / "checkpoints"
-    for name in ("ckpt_abc.json", "ckpt_99999.json.bak", "ckpt_01024.json", "ckpt_-5.json", "notes.txt",
-                 "ckpt_1024.npz", "ckpt_1024"):
+    for name in (
+        "ckpt_abc.json",
+        "ckpt_99999.json.bak",
+        "ckpt_01024.json",
+        "ckpt_-5.json",
+        "notes.txt",
+        "ckpt_1024.npz",
+        "ckpt_1024",
+    ):
         (folder / name).write_text("{not a checkpoint")
     found = _load(run)
     assert found is not None and found[1].timesteps == 768
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(field=st.sampled_from(["timesteps", "iteration", "filled", "next_slot"]), value=st.integers(-2**70, 2**70))
+@given(field=st.sampled_from(["timesteps", "iteration", "filled", "next_slot"]), value=st.integers(-(2**70), 2**70))
 def test_any_other_position_of_the_run_or_the_pool_is_refused(run: Path, field: str, value: int) -> None:
     """The marker's counters are all determined by the run (iteration 3 of 256 env steps, a
     snapshot every iteration, a pool of 4): any other value of one of them is refused."""
@@ -253,14 +282,17 @@ def test_a_nan_leaf_is_refused_instead_of_exporting_a_nan_policy(run: Path) -> N
     _refused(run, str(run / ARRAYS), "NaN or infinite")  # policy.npz unchanged: `_refused` checks every file
 
 
-@pytest.mark.parametrize("damage, fragment", [
-    (lambda p: p.write_bytes(b""), "cannot be read as a checkpoint"),
-    (lambda p: p.write_bytes(os.urandom(4096)), "cannot be read as a checkpoint"),
-    (lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]), "cannot be read as a checkpoint"),
-    (lambda p: p.unlink(), "cannot be read as a checkpoint"),
-    (lambda p: (p.unlink(), p.mkdir()), "must be a regular file"),
-    (lambda p: p.write_bytes(p.read_bytes() + b"\0" * (64 << 20)), "larger than this run's checkpoint"),
-])
+@pytest.mark.parametrize(
+    "damage, fragment",
+    [
+        (lambda p: p.write_bytes(b""), "cannot be read as a checkpoint"),
+        (lambda p: p.write_bytes(os.urandom(4096)), "cannot be read as a checkpoint"),
+        (lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]), "cannot be read as a checkpoint"),
+        (lambda p: p.unlink(), "cannot be read as a checkpoint"),
+        (lambda p: (p.unlink(), p.mkdir()), "must be a regular file"),
+        (lambda p: p.write_bytes(p.read_bytes() + b"\0" * (64 << 20)), "larger than this run's checkpoint"),
+    ],
+)
 def test_a_damaged_npz_is_one_error_naming_it(run: Path, damage: Callable[[Path], object], fragment: str) -> None:
     damage(run / ARRAYS)
     _refused(run, str(run / ARRAYS), fragment)
@@ -314,12 +346,15 @@ def test_a_member_declaring_more_than_its_array_is_refused_before_reading(run: P
     _refused(run, str(path), "leaf_0.npy is larger than its array can be")
 
 
-@pytest.mark.parametrize("field, fragment", [
-    ("seat", "seats must be 0 or 1"),
-    ("floor", "failed-answer floors"),
-    ("observation", "observation is not the one their rules state gives"),
-    ("legal_action_mask", "legal_action_mask is not the one"),
-])
+@pytest.mark.parametrize(
+    "field, fragment",
+    [
+        ("seat", "seats must be 0 or 1"),
+        ("floor", "failed-answer floors"),
+        ("observation", "observation is not the one their rules state gives"),
+        ("legal_action_mask", "legal_action_mask is not the one"),
+    ],
+)
 def test_runner_arrays_out_of_their_range_are_refused(run: Path, field: str, fragment: str) -> None:
     """The leaf found by its name in a fresh runner's tree, then edited in the file: a seat of 2,
     a floor of -1, an observation entry moved by 0.5, a mask entry flipped."""
@@ -336,8 +371,12 @@ def test_runner_arrays_out_of_their_range_are_refused(run: Path, field: str, fra
     tree = plain_arrays((runner, SnapshotPool(runner.params, config.league.snapshot_pool).arrays))
     paths = [jax.tree_util.keystr(path) for path, _ in jax.tree_util.tree_flatten_with_path(tree)[0]]
     index = next(i for i, path in enumerate(paths) if path.endswith(f".{field}"))
-    change = {"seat": lambda x: 2, "floor": lambda x: -1, "observation": lambda x: x + 0.5,
-              "legal_action_mask": lambda x: not x}[field]
+    change = {
+        "seat": lambda x: 2,
+        "floor": lambda x: -1,
+        "observation": lambda x: x + 0.5,
+        "legal_action_mask": lambda x: not x,
+    }[field]
 
     def edit(arrays: dict[str, np.ndarray]) -> None:
         leaf = arrays[f"leaf_{index}"].copy()
@@ -366,18 +405,21 @@ def test_the_unedited_copy_still_resumes_to_its_checkpoint(run: Path) -> None:
 # ---------------------------------------------------------------------------------------
 # league config limits and base_config
 # ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("overrides, fragment", [
-    (["league.snapshot_pool=1000000000"], "league.snapshot_pool: Input should be less than or equal to 1024"),
-    (["n_envs=100000000"], "n_envs: Input should be less than or equal to 65536"),
-    (["league.snapshot_slots=5000"], "league.snapshot_slots"),
-    (["algo.n_steps=1000000"], "algo.n_steps"),
-    (["n_envs=65536", "algo.n_steps=4096", "algo.batch_size=65536"], "per rollout is over the limit"),
-    (["algo.net_arch=[65536, 65536]"], "over the limit of 32 GiB"),
-    (["algo.net_arch=[8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8]"], "algo.net_arch"),
-    (["seed=4294967296"], "seed"),
-    (["total_timesteps=10000000000000"], "total_timesteps"),
-    (["eval.deal_pairs=100000000"], "eval.deal_pairs"),
-])
+@pytest.mark.parametrize(
+    "overrides, fragment",
+    [
+        (["league.snapshot_pool=1000000000"], "league.snapshot_pool: Input should be less than or equal to 1024"),
+        (["n_envs=100000000"], "n_envs: Input should be less than or equal to 65536"),
+        (["league.snapshot_slots=5000"], "league.snapshot_slots"),
+        (["algo.n_steps=1000000"], "algo.n_steps"),
+        (["n_envs=65536", "algo.n_steps=4096", "algo.batch_size=65536"], "per rollout is over the limit"),
+        (["algo.net_arch=[65536, 65536]"], "over the limit of 32 GiB"),
+        (["algo.net_arch=[8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8]"], "algo.net_arch"),
+        (["seed=4294967296"], "seed"),
+        (["total_timesteps=10000000000000"], "total_timesteps"),
+        (["eval.deal_pairs=100000000"], "eval.deal_pairs"),
+    ],
+)
 def test_league_sizes_are_bounded_at_validation(overrides: list[str], fragment: str) -> None:
     with pytest.raises(ValidationError) as info:
         load_experiment(SMOKE, overrides=overrides)
@@ -402,16 +444,20 @@ def _with_base(folder: Path, base: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("make_base, fragment", [
-    (lambda d: "/dev/zero", "must name a .yaml or .yml file"),
-    (lambda d: (d / "zero.yaml").symlink_to("/dev/zero") or "zero.yaml", "must lie in"),
-    (lambda d: os.mkfifo(d / "fifo.yaml") or "fifo.yaml", "must be a regular file"),
-    (lambda d: (d / "folder.yaml").mkdir() or "folder.yaml", "must be a regular file"),
-    (lambda d: (d / "big.yaml").write_text("#" * (MAX_CONFIG_BYTES + 1)) and "big.yaml", "over the limit"),
-    (lambda d: "../../etc/passwd.yaml", "must lie in"),
-])
+@pytest.mark.parametrize(
+    "make_base, fragment",
+    [
+        (lambda d: "/dev/zero", "must name a .yaml or .yml file"),
+        (lambda d: (d / "zero.yaml").symlink_to("/dev/zero") or "zero.yaml", "must lie in"),
+        (lambda d: os.mkfifo(d / "fifo.yaml") or "fifo.yaml", "must be a regular file"),
+        (lambda d: (d / "folder.yaml").mkdir() or "folder.yaml", "must be a regular file"),
+        (lambda d: (d / "big.yaml").write_text("#" * (MAX_CONFIG_BYTES + 1)) and "big.yaml", "over the limit"),
+        (lambda d: "../../etc/passwd.yaml", "must lie in"),
+    ],
+)
 def test_a_base_config_must_be_a_small_regular_yaml_file_in_its_folders(
-        tmp_path: Path, make_base: Callable[[Path], str], fragment: str) -> None:
+    tmp_path: Path, make_base: Callable[[Path], str], fragment: str
+) -> None:
     with pytest.raises(ValueError, match=fragment):
         load_experiment(_with_base(tmp_path, make_base(tmp_path)))
 
@@ -438,8 +484,9 @@ def test_a_base_config_in_the_shipped_configs_folder_or_next_to_the_file_is_read
     shutil.copy(SMOKE, tmp_path / "base.yaml")
     assert load_experiment(_with_base(tmp_path, "base.yaml")).name == "exp"
     shipped = ROOT / "tacocat" / "train" / "configs" / "league.yaml"
-    assert load_experiment(_with_base(tmp_path, str(shipped))).total_timesteps == \
-        load_experiment(shipped).total_timesteps
+    assert (
+        load_experiment(_with_base(tmp_path, str(shipped))).total_timesteps == load_experiment(shipped).total_timesteps
+    )
 
 
 def test_aliases_and_deep_chains_are_refused(tmp_path: Path) -> None:

@@ -15,8 +15,10 @@ def _run(root: Path, seed: int, rate: float) -> Path:
     run.mkdir()
     (run / "run.json").write_text(json.dumps({"seed": seed, "git_commit": "abc123def456"}))
     (run / "progress.csv").write_text("iteration,timesteps,iteration_s\n1,100,30.0\n2,200,6.0\n3,300,6.0\n")
-    (run / "eval.csv").write_text("timesteps,opponent,win_rate,ci_low,ci_high,deal_pairs\n"
-                                  f"200,counter,0.5,0.4,0.6,100\n300,counter,{rate},0.5,0.7,100\n")
+    (run / "eval.csv").write_text(
+        "timesteps,opponent,win_rate,ci_low,ci_high,deal_pairs\n"
+        f"200,counter,0.5,0.4,0.6,100\n300,counter,{rate},0.5,0.7,100\n"
+    )
     return run
 
 

@@ -35,8 +35,9 @@ print("LOADED", sorted(m for m in sys.modules if m.split(".")[0] in HEAVY))
 
 @pytest.mark.slow  # a fresh interpreter compiles the league: over 15 s
 def test_league_training_imports_neither_torch_nor_sb3_nor_ray(tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-c", PROGRAM, str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
-                            timeout=900)
+    result = subprocess.run(
+        [sys.executable, "-c", PROGRAM, str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=900
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "LOADED []" in result.stdout
     (run_dir,) = tmp_path.iterdir()

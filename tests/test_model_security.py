@@ -42,8 +42,14 @@ class _RunsCode:
 
 
 def _metadata(**extra) -> dict:
-    return {"ruleset_hash": RULES.hash, "observation_size": OBS, "n_actions": RULES.codec.size,
-            "algorithm": "MaskablePPO", "policy": ARCH.model_dump(), **extra}
+    return {
+        "ruleset_hash": RULES.hash,
+        "observation_size": OBS,
+        "n_actions": RULES.codec.size,
+        "algorithm": "MaskablePPO",
+        "policy": ARCH.model_dump(),
+        **extra,
+    }
 
 
 def _weights_bytes(obj) -> bytes:
@@ -52,8 +58,9 @@ def _weights_bytes(obj) -> bytes:
     return buffer.getvalue()
 
 
-def crafted_zip(path: Path, marker: Path, *, evil_data: bool = True, evil_weights: bool = False,
-                metadata: dict | None = None) -> Path:
+def crafted_zip(
+    path: Path, marker: Path, *, evil_data: bool = True, evil_weights: bool = False, metadata: dict | None = None
+) -> Path:
     policy = build_policy(OBS, RULES.codec.size, ARCH)
     weights = dict(policy.state_dict())
     if evil_weights:

@@ -63,7 +63,10 @@ def kernel_name(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
 
 def test_there_are_notebooks():
     assert [p.name for p in NOTEBOOKS] == [
-        "01_quickstart.ipynb", "02_train_and_evaluate.ipynb", "03_strategy_analysis.ipynb"]
+        "01_quickstart.ipynb",
+        "02_train_and_evaluate.ipynb",
+        "03_strategy_analysis.ipynb",
+    ]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
@@ -96,7 +99,10 @@ def test_notebook_runs_top_to_bottom(path: Path, tmp_path: Path, monkeypatch: py
     name, spec_dir = kernel_name
     km = KernelManager(kernel_name=name, kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(spec_dir)]))
     client = nbclient.NotebookClient(
-        nb, km=km, timeout=CELL_TIMEOUT_S, startup_timeout=120,
+        nb,
+        km=km,
+        timeout=CELL_TIMEOUT_S,
+        startup_timeout=120,
         resources={"metadata": {"path": str(tmp_path)}},  # the kernel's working directory
     )
     client.execute()  # raises CellExecutionError, naming the cell, on any error
@@ -116,8 +122,9 @@ def test_notebook_runs_top_to_bottom(path: Path, tmp_path: Path, monkeypatch: py
 
 def _git_notebooks() -> list[Path]:
     try:
-        out = subprocess.run(["git", "ls-files", "--", "notebooks"], cwd=ROOT, capture_output=True,
-                             text=True, check=True).stdout
+        out = subprocess.run(
+            ["git", "ls-files", "--", "notebooks"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout
     except (OSError, subprocess.CalledProcessError):
         return []
     return [ROOT / line for line in out.splitlines() if line.endswith(".ipynb")]

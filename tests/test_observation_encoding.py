@@ -19,11 +19,20 @@ from tacocat.game.presets import preset_config
 
 VARIANTS = {
     "default": DEFAULT,
-    "small_leading_ties": RulesConfig(deck=dict.fromkeys(range(1, 9), 3), board=(4, 6, 4),
-                                      tie_policy="arrow_player_wins", arrow_policy="leading", max_rounds=10),
-    "explicit_arrows_shaped": RulesConfig(board=(5, 7, 9, 7, 5), arrow_policy="explicit",
-                                          arrows=("player_1", "both", "player_0", "both", "player_1"),
-                                          round_reward=0.25, max_rounds=12),
+    "small_leading_ties": RulesConfig(
+        deck=dict.fromkeys(range(1, 9), 3),
+        board=(4, 6, 4),
+        tie_policy="arrow_player_wins",
+        arrow_policy="leading",
+        max_rounds=10,
+    ),
+    "explicit_arrows_shaped": RulesConfig(
+        board=(5, 7, 9, 7, 5),
+        arrow_policy="explicit",
+        arrows=("player_1", "both", "player_0", "both", "player_1"),
+        round_reward=0.25,
+        max_rounds=12,
+    ),
     "race": preset_config("race"),
     "tiny": preset_config("tiny"),
     # 1,000 cards: the draw pile holds more than 255 (the one entry that can exceed a byte)

@@ -68,9 +68,15 @@ def test_openspiel_random_simulation_test_default_rules():
 
 
 def test_parameters_round_trip_and_serialization():
-    config = make_config(deck={1: 3, 2: 3, 3: 3, 5: 3}, board=(2, 3, 2), arrow_policy="explicit",
-                         arrows=("player_1", "both", "player_0"), tie_policy="arrow_player_wins",
-                         max_rounds=3, round_reward=0.5)
+    config = make_config(
+        deck={1: 3, 2: 3, 3: 3, 5: 3},
+        board=(2, 3, 2),
+        arrow_policy="explicit",
+        arrows=("player_1", "both", "player_0"),
+        tie_policy="arrow_player_wins",
+        max_rounds=3,
+        round_reward=0.5,
+    )
     assert config_from_params(game_params(config)) == config
     game = load_game(config)
     state = game.new_initial_state()
@@ -216,12 +222,15 @@ def _lockstep(config: RulesConfig, seed: int) -> int:
     return steps
 
 
-@pytest.mark.parametrize("config", [
-    RulesConfig(),
-    make_config(arrow_policy="leading", tie_policy="arrow_player_wins", max_rounds=8),
-    make_config(board=(5, 3, 6, 3, 5), deck=dict.fromkeys(range(1, 9), 3), round_reward=0.25),
-    TINY,
-])
+@pytest.mark.parametrize(
+    "config",
+    [
+        RulesConfig(),
+        make_config(arrow_policy="leading", tie_policy="arrow_player_wins", max_rounds=8),
+        make_config(board=(5, 3, 6, 3, 5), deck=dict.fromkeys(range(1, 9), 3), round_reward=0.25),
+        TINY,
+    ],
+)
 def test_adapter_agrees_with_engine_every_step(config):
     steps = sum(_lockstep(config, seed) for seed in range(4))
     assert steps > 10
@@ -249,8 +258,12 @@ def _to_player_1(state: TacocatState, moves: list[int]) -> TacocatState:
 
 
 def _p1_sees(state: TacocatState) -> tuple:
-    return (state.information_state_string(1), state.observation_string(1),
-            tuple(state.observation_tensor(1)), tuple(state.legal_actions()))
+    return (
+        state.information_state_string(1),
+        state.observation_string(1),
+        tuple(state.observation_tensor(1)),
+        tuple(state.legal_actions()),
+    )
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -293,9 +306,13 @@ def test_R7_3_information_state_ignores_the_opponents_cards():
                 stack.extend(state.child(a) for a, _ in state.chance_outcomes())
                 continue
             own = tuple(state.engine.hands[observer])
-            views.setdefault(own, set()).add((state.information_state_string(observer),
-                                              state.observation_string(observer),
-                                              tuple(state.observation_tensor(observer))))
+            views.setdefault(own, set()).add(
+                (
+                    state.information_state_string(observer),
+                    state.observation_string(observer),
+                    tuple(state.observation_tensor(observer)),
+                )
+            )
             opponent_hands.setdefault(own, set()).add(tuple(state.engine.hands[1 - observer]))
         assert all(len(v) == 1 for v in views.values())
         assert all(len(h) > 1 for h in opponent_hands.values())  # the perturbation happened

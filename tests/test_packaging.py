@@ -14,9 +14,11 @@ def test_the_installed_version_is_the_package_version():
 
 
 def test_the_engine_imports_without_the_rl_libraries():
-    code = ("import sys, tacocat, tacocat.game.engine, tacocat.game.observation, tacocat.game.view; "
-            "heavy = [m for m in ('pettingzoo', 'gymnasium', 'torch', 'jax') if m in sys.modules]; "
-            "print(','.join(heavy))")
+    code = (
+        "import sys, tacocat, tacocat.game.engine, tacocat.game.observation, tacocat.game.view; "
+        "heavy = [m for m in ('pettingzoo', 'gymnasium', 'torch', 'jax') if m in sys.modules]; "
+        "print(','.join(heavy))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
 
@@ -28,11 +30,12 @@ def test_every_public_name_resolves():
 
 
 def test_env_stays_the_function_after_its_module_is_imported():
-    code = ("from tacocat.game.env import raw_env; import tacocat; "
-            "e = tacocat.env(); e.reset(seed=0); print(type(e).__name__, callable(tacocat.raw_env))")
+    code = (
+        "from tacocat.game.env import raw_env; import tacocat; "
+        "e = tacocat.env(); e.reset(seed=0); print(type(e).__name__, callable(tacocat.raw_env))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["ForwardingOrderEnforcingWrapper", "True"]
-
 
 
 def test_tacocat_version_prints_the_package_version():
@@ -56,8 +59,23 @@ def test_a_wheel_of_the_repository_installs_one_top_level_package(tmp_path):
     shutil.copytree(root / "tacocat", source / "tacocat", ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(root / name, source / name)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                    "-w", str(tmp_path), str(source)], check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     (wheel,) = tmp_path.glob("tacocat_env-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")} == {"tacocat"}

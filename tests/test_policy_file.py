@@ -47,17 +47,30 @@ DROP = object()  # a metadata value that removes the key
 # crafting files
 # ---------------------------------------------------------------------------------------
 def metadata(**changes: object) -> dict:
-    meta = {"format": FORMAT, "activation": "tanh", "layers": 2, "ruleset_hash": RULES.hash,
-            "observation_size": OBS, "n_actions": N_ACTIONS, "algorithm": LEAGUE_ALGORITHM, "experiment": "t",
-            "seed": 0, "timesteps": 0, **changes}
+    meta = {
+        "format": FORMAT,
+        "activation": "tanh",
+        "layers": 2,
+        "ruleset_hash": RULES.hash,
+        "observation_size": OBS,
+        "n_actions": N_ACTIONS,
+        "algorithm": LEAGUE_ALGORITHM,
+        "experiment": "t",
+        "seed": 0,
+        "timesteps": 0,
+        **changes,
+    }
     return {k: v for k, v in meta.items() if v is not DROP}
 
 
 def layer_arrays(dtype: type = np.float32) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(0)
-    return {"layer_0_weight": rng.normal(size=(HIDDEN, OBS)).astype(dtype), "layer_0_bias": np.zeros(HIDDEN, dtype),
-            "layer_1_weight": rng.normal(size=(N_ACTIONS, HIDDEN)).astype(dtype),
-            "layer_1_bias": np.zeros(N_ACTIONS, dtype)}
+    return {
+        "layer_0_weight": rng.normal(size=(HIDDEN, OBS)).astype(dtype),
+        "layer_0_bias": np.zeros(HIDDEN, dtype),
+        "layer_1_weight": rng.normal(size=(N_ACTIONS, HIDDEN)).astype(dtype),
+        "layer_1_bias": np.zeros(N_ACTIONS, dtype),
+    }
 
 
 def npy(array: np.ndarray) -> bytes:
@@ -70,12 +83,17 @@ def meta_bytes(meta: object) -> bytes:
     return meta if isinstance(meta, bytes) else json.dumps(meta).encode()
 
 
-def policy_zip(path: Path, meta: object = None, compression: int = zipfile.ZIP_STORED,
-               **arrays: np.ndarray | bytes) -> Path:
+def policy_zip(
+    path: Path, meta: object = None, compression: int = zipfile.ZIP_STORED, **arrays: np.ndarray | bytes
+) -> Path:
     """A zip of `.npy` members: the metadata (a dict, or raw bytes) and the arrays (or raw member bytes)."""
-    members = {"metadata": npy(np.frombuffer(meta_bytes(metadata() if meta is None else meta), np.uint8)),
-               **{name: value if isinstance(value, bytes) else npy(value)
-                  for name, value in {**layer_arrays(), **arrays}.items()}}
+    members = {
+        "metadata": npy(np.frombuffer(meta_bytes(metadata() if meta is None else meta), np.uint8)),
+        **{
+            name: value if isinstance(value, bytes) else npy(value)
+            for name, value in {**layer_arrays(), **arrays}.items()
+        },
+    }
     with zipfile.ZipFile(path, "w", compression) as archive:
         for name, blob in members.items():
             archive.writestr(f"{name}.npy", blob)
@@ -108,6 +126,7 @@ def write(data: bytes) -> Callable[[Path], Path]:
     def make(path: Path) -> Path:
         path.write_bytes(data)
         return path
+
     return make
 
 
@@ -116,6 +135,7 @@ def sparse(size: int) -> Callable[[Path], Path]:
         with path.open("wb") as stream:
             stream.truncate(size)
         return path
+
     return make
 
 
@@ -128,74 +148,121 @@ def nan_weight() -> np.ndarray:
 BAD_FILES: dict[str, tuple[Callable[[Path], Path], str]] = {
     # the issue's cases
     "NaN weight": (lambda p: policy_zip(p, layer_0_weight=nan_weight()), "layer 0 holds NaN or infinite weights"),
-    "inf bias": (lambda p: policy_zip(p, layer_1_bias=np.full(N_ACTIONS, np.inf, np.float32)),
-                 "layer 1 holds NaN or infinite weights"),
+    "inf bias": (
+        lambda p: policy_zip(p, layer_1_bias=np.full(N_ACTIONS, np.inf, np.float32)),
+        "layer 1 holds NaN or infinite weights",
+    ),
     "no ruleset_hash": (lambda p: policy_zip(p, metadata(ruleset_hash=DROP)), "metadata ruleset_hash: Field required"),
-    "no observation_size": (lambda p: policy_zip(p, metadata(observation_size=DROP)),
-                            "metadata observation_size: Field required"),
+    "no observation_size": (
+        lambda p: policy_zip(p, metadata(observation_size=DROP)),
+        "metadata observation_size: Field required",
+    ),
     "no n_actions": (lambda p: policy_zip(p, metadata(n_actions=DROP)), "metadata n_actions: Field required"),
     "metadata a JSON list": (lambda p: policy_zip(p, [1, 2]), "the metadata is a JSON list, not an object"),
     "empty file": (write(b""), "it is empty"),
     "a .npy": (write(npy(np.zeros(3, np.float32))), "it is a single .npy array, not an .npz archive"),
-    "4 GiB member": (lambda p: patch_zip_directory(policy_zip(p), "layer_1_weight.npy", file_size=0xFFFF_FFF0),
-                     "bytes uncompressed, more than the 67108864 allowed"),
+    "4 GiB member": (
+        lambda p: patch_zip_directory(policy_zip(p), "layer_1_weight.npy", file_size=0xFFFF_FFF0),
+        "bytes uncompressed, more than the 67108864 allowed",
+    ),
     # more
     "lying member size": (lying_bomb, "corrupt zip archive (Bad CRC-32"),
     "truncated zip": (lambda p: write(policy_zip(p).read_bytes()[:3000])(p), "it is not a zip (.npz) archive"),
     "not a zip": (write(b"PK\x03\x04 garbage"), "it is not a zip (.npz) archive"),
     "duplicate member": (duplicated, "it holds metadata.npy twice"),
-    "object weights": (lambda p: policy_zip(p, layer_0_weight=np.array([[{"x": 1}]], dtype=object)),
-                       "layer_0_weight is a 2-D object array, expected a 2-D float array"),
-    "int weights": (lambda p: policy_zip(p, layer_0_weight=np.zeros((HIDDEN, OBS), np.int32)),
-                    "layer_0_weight is a 2-D int32 array, expected a 2-D float array"),
-    "complex weights": (lambda p: policy_zip(p, layer_0_weight=np.zeros((HIDDEN, OBS), np.complex64)),
-                        "layer_0_weight is a 2-D complex64 array"),
-    "a 3-D weight": (lambda p: policy_zip(p, layer_0_weight=np.zeros((HIDDEN, OBS, 1), np.float32)),
-                     "layer_0_weight is a 3-D float32 array, expected a 2-D float array"),
+    "object weights": (
+        lambda p: policy_zip(p, layer_0_weight=np.array([[{"x": 1}]], dtype=object)),
+        "layer_0_weight is a 2-D object array, expected a 2-D float array",
+    ),
+    "int weights": (
+        lambda p: policy_zip(p, layer_0_weight=np.zeros((HIDDEN, OBS), np.int32)),
+        "layer_0_weight is a 2-D int32 array, expected a 2-D float array",
+    ),
+    "complex weights": (
+        lambda p: policy_zip(p, layer_0_weight=np.zeros((HIDDEN, OBS), np.complex64)),
+        "layer_0_weight is a 2-D complex64 array",
+    ),
+    "a 3-D weight": (
+        lambda p: policy_zip(p, layer_0_weight=np.zeros((HIDDEN, OBS, 1), np.float32)),
+        "layer_0_weight is a 3-D float32 array, expected a 2-D float array",
+    ),
     "shapes that do not chain": (
         lambda p: policy_zip(p, layer_1_weight=np.zeros((N_ACTIONS, HIDDEN + 1), np.float32)),
-        f"layer 1 weight has shape ({N_ACTIONS}, {HIDDEN + 1}), expected (1..65536, {HIDDEN})"),
+        f"layer 1 weight has shape ({N_ACTIONS}, {HIDDEN + 1}), expected (1..65536, {HIDDEN})",
+    ),
     "first layer is not the observation size": (
         lambda p: policy_zip(p, layer_0_weight=np.zeros((HIDDEN, OBS - 1), np.float32)),
-        f"layer 0 weight has shape ({HIDDEN}, {OBS - 1}), expected (1..65536, {OBS})"),
+        f"layer 0 weight has shape ({HIDDEN}, {OBS - 1}), expected (1..65536, {OBS})",
+    ),
     "last layer is not the action count": (
         lambda p: policy_zip(p, layer_1_weight=np.zeros((7, HIDDEN), np.float32), layer_1_bias=np.zeros(7, np.float32)),
-        f"the last layer gives 7 logits for {N_ACTIONS} actions"),
-    "bias of another length": (lambda p: policy_zip(p, layer_0_bias=np.zeros(HIDDEN + 1, np.float32)),
-                               f"layer 0 bias has shape ({HIDDEN + 1},), expected ({HIDDEN},)"),
-    "huge declared dims": (lambda p: policy_zip(p, layer_0_weight=with_header((10**9, 10**9))),
-                           "layer_0_weight has shape (1000000000, 1000000000): every dimension must be 1 to 65536"),
-    "more data declared than held": (lambda p: policy_zip(p, layer_0_weight=with_header((HIDDEN, OBS), data=b"\0" * 8)),
-                                     "layer_0_weight declares 2176 bytes of data"),
-    "garbage .npy header": (lambda p: policy_zip(p, layer_0_weight=b"\x93NUMPY\x01\x00\x10\x00{'descr': os.sy}"),
-                            "layer_0_weight is not a .npy array"),
+        f"the last layer gives 7 logits for {N_ACTIONS} actions",
+    ),
+    "bias of another length": (
+        lambda p: policy_zip(p, layer_0_bias=np.zeros(HIDDEN + 1, np.float32)),
+        f"layer 0 bias has shape ({HIDDEN + 1},), expected ({HIDDEN},)",
+    ),
+    "huge declared dims": (
+        lambda p: policy_zip(p, layer_0_weight=with_header((10**9, 10**9))),
+        "layer_0_weight has shape (1000000000, 1000000000): every dimension must be 1 to 65536",
+    ),
+    "more data declared than held": (
+        lambda p: policy_zip(p, layer_0_weight=with_header((HIDDEN, OBS), data=b"\0" * 8)),
+        "layer_0_weight declares 2176 bytes of data",
+    ),
+    "garbage .npy header": (
+        lambda p: policy_zip(p, layer_0_weight=b"\x93NUMPY\x01\x00\x10\x00{'descr': os.sy}"),
+        "layer_0_weight is not a .npy array",
+    ),
     "metadata not UTF-8": (lambda p: policy_zip(p, b"\xff\xfe{}"), "the metadata is not UTF-8 text"),
     "metadata not JSON": (lambda p: policy_zip(p, b"{oops"), "the metadata is not JSON"),
     "metadata with NaN": (lambda p: policy_zip(p, b'{"timesteps": NaN}'), "NaN is not a number JSON allows"),
     "metadata nested deeply": (lambda p: policy_zip(p, b"[" * 60_000), "the metadata is nested too deeply"),
-    "metadata over 64 KiB": (lambda p: policy_zip(p, json.dumps({**metadata(), "x": "y" * 70_000}).encode()),
-                             "metadata has shape (70"),
-    "metadata as float array": (lambda p: policy_zip(p, metadata=np.zeros(3)),
-                                "metadata is a 1-D float64 array, expected 1-D uint8"),
-    "observation_size as text": (lambda p: policy_zip(p, metadata(observation_size=str(OBS))),
-                                 "metadata observation_size: Input should be a valid integer"),
-    "n_actions true": (lambda p: policy_zip(p, metadata(n_actions=True)),
-                       "metadata n_actions: Input should be a valid integer"),
-    "observation_size 0": (lambda p: policy_zip(p, metadata(observation_size=0)),
-                           "metadata observation_size: Input should be greater than 0"),
-    "ruleset_hash a number": (lambda p: policy_zip(p, metadata(ruleset_hash=7)),
-                              "metadata ruleset_hash: Input should be a valid string"),
-    "unknown activation": (lambda p: policy_zip(p, metadata(activation="gelu")),
-                           "metadata activation: Input should be 'tanh' or 'relu'"),
+    "metadata over 64 KiB": (
+        lambda p: policy_zip(p, json.dumps({**metadata(), "x": "y" * 70_000}).encode()),
+        "metadata has shape (70",
+    ),
+    "metadata as float array": (
+        lambda p: policy_zip(p, metadata=np.zeros(3)),
+        "metadata is a 1-D float64 array, expected 1-D uint8",
+    ),
+    "observation_size as text": (
+        lambda p: policy_zip(p, metadata(observation_size=str(OBS))),
+        "metadata observation_size: Input should be a valid integer",
+    ),
+    "n_actions true": (
+        lambda p: policy_zip(p, metadata(n_actions=True)),
+        "metadata n_actions: Input should be a valid integer",
+    ),
+    "observation_size 0": (
+        lambda p: policy_zip(p, metadata(observation_size=0)),
+        "metadata observation_size: Input should be greater than 0",
+    ),
+    "ruleset_hash a number": (
+        lambda p: policy_zip(p, metadata(ruleset_hash=7)),
+        "metadata ruleset_hash: Input should be a valid string",
+    ),
+    "unknown activation": (
+        lambda p: policy_zip(p, metadata(activation="gelu")),
+        "metadata activation: Input should be 'tanh' or 'relu'",
+    ),
     "another format": (lambda p: policy_zip(p, metadata(format="tacocat-mlp-v0")), "metadata format: Input should be"),
-    "more layers than members": (lambda p: policy_zip(p, metadata(layers=3)),
-                                 "it has no layer_2_bias (the metadata says 3 layers)"),
-    "a member outside the format": (lambda p: policy_zip(p, evil=np.zeros(1)),
-                                    "it holds a member that is not part of the format"),
-    "too many members": (lambda p: policy_zip(p, **{f"layer_{i}_bias": np.zeros(1) for i in range(2, 70)}),
-                         f"more than the {MAX_MEMBERS} allowed"),
-    "encrypted member": (lambda p: patch_zip_directory(policy_zip(p), "metadata.npy", flag_bits=1),
-                         "metadata.npy is encrypted"),
+    "more layers than members": (
+        lambda p: policy_zip(p, metadata(layers=3)),
+        "it has no layer_2_bias (the metadata says 3 layers)",
+    ),
+    "a member outside the format": (
+        lambda p: policy_zip(p, evil=np.zeros(1)),
+        "it holds a member that is not part of the format",
+    ),
+    "too many members": (
+        lambda p: policy_zip(p, **{f"layer_{i}_bias": np.zeros(1) for i in range(2, 70)}),
+        f"more than the {MAX_MEMBERS} allowed",
+    ),
+    "encrypted member": (
+        lambda p: patch_zip_directory(policy_zip(p), "metadata.npy", flag_bits=1),
+        "metadata.npy is encrypted",
+    ),
     "bzip2 member": (lambda p: policy_zip(p, compression=zipfile.ZIP_BZIP2), "uses zip compression method 12"),
     "file over 64 MiB": (sparse(MAX_FILE_BYTES + 1), f"it is {MAX_FILE_BYTES + 1} bytes, more than the"),
 }
@@ -236,10 +303,12 @@ def test_sizes_are_checked_from_the_zip_directory_before_any_member_is_read(tmp_
 
 def test_errors_never_quote_the_file(tmp_path: Path) -> None:
     secret = "SECRET-LINE"
-    files = [policy_zip(tmp_path / "a.npz", f'{{"{secret}": oops}}'.encode()),
-             policy_zip(tmp_path / "b.npz", metadata(ruleset_hash=[secret])),
-             policy_zip(tmp_path / "c.npz", **{secret: np.zeros(1)}),
-             policy_zip(tmp_path / "d.npz", layer_0_weight=f"\x93NUMPY\x01\x00\x10\x00{{'{secret}'}}".encode())]
+    files = [
+        policy_zip(tmp_path / "a.npz", f'{{"{secret}": oops}}'.encode()),
+        policy_zip(tmp_path / "b.npz", metadata(ruleset_hash=[secret])),
+        policy_zip(tmp_path / "c.npz", **{secret: np.zeros(1)}),
+        policy_zip(tmp_path / "d.npz", layer_0_weight=f"\x93NUMPY\x01\x00\x10\x00{{'{secret}'}}".encode()),
+    ]
     for path in files:
         with pytest.raises(PolicyFileError) as err:
             load_policy_file(path)
@@ -284,31 +353,52 @@ def networks(draw) -> list[tuple[np.ndarray, np.ndarray]]:
 @given(layers=networks(), activation=st.sampled_from(["tanh", "relu"]), timesteps=st.integers(0, 2**40))
 def test_save_then_load_gives_back_the_same_network(layers, activation, timesteps) -> None:
     with tempfile.TemporaryDirectory() as folder:
-        path = save_policy(Path(folder) / "p.npz", layers, activation=activation, rules_config=RulesConfig(),
-                           algorithm=LEAGUE_ALGORITHM, experiment="roundtrip", seed=3, timesteps=timesteps)
+        path = save_policy(
+            Path(folder) / "p.npz",
+            layers,
+            activation=activation,
+            rules_config=RulesConfig(),
+            algorithm=LEAGUE_ALGORITHM,
+            experiment="roundtrip",
+            seed=3,
+            timesteps=timesteps,
+        )
         loaded, meta = load_policy_file(path)
         assert sorted(p.name for p in Path(folder).iterdir()) == ["p.npz"]  # no temporary file left
-    assert meta == metadata(activation=activation, layers=len(layers), experiment="roundtrip", seed=3,
-                            timesteps=timesteps)
+    assert meta == metadata(
+        activation=activation, layers=len(layers), experiment="roundtrip", seed=3, timesteps=timesteps
+    )
     assert len(loaded) == len(layers)
     for (weight, bias), (w, b) in zip(layers, loaded, strict=True):
         np.testing.assert_array_equal(w, weight)
         np.testing.assert_array_equal(b, bias)
     observation = np.linspace(0.0, 1.0, OBS)
-    np.testing.assert_array_equal(policy_logits(loaded, activation, observation),
-                                  policy_logits(layers, activation, observation))
+    np.testing.assert_array_equal(
+        policy_logits(loaded, activation, observation), policy_logits(layers, activation, observation)
+    )
 
 
-@pytest.mark.parametrize(("change", "problem"), [
-    (lambda layers: [(np.full_like(layers[0][0], np.nan), layers[0][1]), *layers[1:]], "layer 0 holds NaN"),
-    (lambda layers: layers[:1], f"the last layer gives {HIDDEN} logits for {N_ACTIONS} actions"),
-])
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (lambda layers: [(np.full_like(layers[0][0], np.nan), layers[0][1]), *layers[1:]], "layer 0 holds NaN"),
+        (lambda layers: layers[:1], f"the last layer gives {HIDDEN} logits for {N_ACTIONS} actions"),
+    ],
+)
 def test_the_writer_refuses_what_the_reader_would(tmp_path: Path, change, problem: str) -> None:
     arrays = layer_arrays()
     layers = [(arrays[f"layer_{i}_weight"], arrays[f"layer_{i}_bias"]) for i in range(2)]
     with pytest.raises(PolicyFileError, match=f"refusing to write the policy file .*p.npz: {problem}"):
-        save_policy(tmp_path / "p.npz", change(layers), activation="tanh", rules_config=RulesConfig(),
-                    algorithm=LEAGUE_ALGORITHM, experiment="t", seed=0, timesteps=0)
+        save_policy(
+            tmp_path / "p.npz",
+            change(layers),
+            activation="tanh",
+            rules_config=RulesConfig(),
+            algorithm=LEAGUE_ALGORITHM,
+            experiment="t",
+            seed=0,
+            timesteps=0,
+        )
     assert list(tmp_path.iterdir()) == []
 
 
@@ -329,8 +419,10 @@ def test_one_agent_plays_every_spec_and_only_league_checks_the_algorithm(tmp_pat
 
     league_file = policy_zip(tmp_path / "league.npz")
     rllib_file = policy_zip(tmp_path / "rllib.npz", meta=metadata(algorithm=RLLIB_ALGORITHM))
-    games = [play_game([make_agent(f"{spec}:path={league_file}"), make_agent("random")], seed=4).actions
-             for spec in ("league", "rllib")]
+    games = [
+        play_game([make_agent(f"{spec}:path={league_file}"), make_agent("random")], seed=4).actions
+        for spec in ("league", "rllib")
+    ]
     assert games[0] == games[1]
     assert isinstance(make_agent(f"rllib:path={rllib_file}"), MLPPolicyAgent)
     with pytest.raises(PolicyFileError, match=r"rllib.npz was not made by the league backend .algorithm 'RLlib PPO'"):

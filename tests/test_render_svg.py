@@ -120,7 +120,9 @@ def test_the_board_shows_covered_spaces_arrows_the_tacocat_and_the_winner():
     assert len(_with(root, "space", "covered")) == sum(state.covered) > 0
     arrows = state.rules.arrows
     assert len(_with(root, "arrow")) == sum(2 if a is None else 1 for a in arrows)
-    assert _with(root, "goal", f"goal-{state.winner}", "won") and not _with(root, "goal", f"goal-{1 - state.winner}", "won")
+    assert _with(root, "goal", f"goal-{state.winner}", "won") and not _with(
+        root, "goal", f"goal-{1 - state.winner}", "won"
+    )
     assert not _with(root, "tacocat")  # the game is over: the Tacocat is in a goal
     start = _tree(render_svg(new_game(DEFAULT, 0)))
     assert len(_with(start, "tacocat", "token")) == 1 and not _with(start, "covered")
@@ -134,8 +136,9 @@ def test_arrows_point_at_the_players_side_of_the_picture():
     arrows = state.rules.arrows
     for seat in (0, 1):
         assert len(_with(root, "arrow", f"arrow-{seat}")) == sum(a is None or a == seat for a in arrows)
-    (left, right, tip) = [tuple(map(float, p.split(","))) for p in
-                          _with(root, "arrow", "arrow-1")[0].get("points").split()]
+    (left, right, tip) = [
+        tuple(map(float, p.split(","))) for p in _with(root, "arrow", "arrow-1")[0].get("points").split()
+    ]
     assert tip[1] > left[1] == right[1]  # pointing down, at the bottom seat
 
 
@@ -162,7 +165,7 @@ def test_the_image_and_the_svg_are_drawn_from_the_same_scene():
     assert len(cards) > 10
     for card in cards:
         pixel = image[int(card.y + card.h * 0.06) + 1, int(card.x + card.w / 2)]
-        expected = np.array([int(card.fill[i:i + 2], 16) for i in (1, 3, 5)])
+        expected = np.array([int(card.fill[i : i + 2], 16) for i in (1, 3, 5)])
         assert np.abs(pixel.astype(int) - expected).max() <= 40, (card, pixel)
     svg = _tree(scene_svg(scene))
     assert len(_with(svg, "card")) == len(cards)

@@ -57,13 +57,16 @@ def _refused(args: list[str]) -> str:
     return errors[0]
 
 
-@pytest.mark.parametrize("where, message", [
-    (lambda tmp: tmp / "missing" / "x.gif", "is not an existing folder"),
-    (lambda tmp: tmp / "games.jsonl" / "x.gif", "is not an existing folder"),
-    (lambda tmp: tmp, "is a folder; give a file name"),
-    (lambda tmp: tmp / "x.png", "the file name must end in .gif"),
-    (lambda tmp: Path("/proc/tacocat.gif"), "cannot write in /proc"),
-])
+@pytest.mark.parametrize(
+    "where, message",
+    [
+        (lambda tmp: tmp / "missing" / "x.gif", "is not an existing folder"),
+        (lambda tmp: tmp / "games.jsonl" / "x.gif", "is not an existing folder"),
+        (lambda tmp: tmp, "is a folder; give a file name"),
+        (lambda tmp: tmp / "x.png", "the file name must end in .gif"),
+        (lambda tmp: Path("/proc/tacocat.gif"), "cannot write in /proc"),
+    ],
+)
 def test_a_gif_path_that_cannot_be_written_fails_before_any_frame(tmp_path, game, no_drawing, where, message):
     games = _games_file(tmp_path, game)
     target = where(tmp_path)

@@ -59,9 +59,25 @@ def test_a_match_reruns_identically_in_another_process(tmp_path):
     """Same command, same machine and versions => the same numbers (timings aside)."""
     out = tmp_path / "m.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "tacocat.cli.app", "match", "counter", "search:simulations=8", "--deal-pairs", "6",
-         "--seed", "11", "--json", str(out), "--no-progress"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "tacocat.cli.app",
+            "match",
+            "counter",
+            "search:simulations=8",
+            "--deal-pairs",
+            "6",
+            "--seed",
+            "11",
+            "--json",
+            str(out),
+            "--no-progress",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     other = json.loads(out.read_text())

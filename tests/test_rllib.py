@@ -35,7 +35,7 @@ def play_random_game(env: TacocatMultiAgentEnv, rng: np.random.Generator) -> tup
     steps = 0
     while True:
         assert len(obs) == 1 or env.agents == []  # turn-based: one player to act
-        (agent, ob), = obs.items()
+        ((agent, ob),) = obs.items()
         legal = np.flatnonzero(ob["action_mask"])
         assert legal.size > 0
         obs, rewards, terminateds, truncateds, _ = env.step({agent: int(rng.choice(legal))})
@@ -62,7 +62,7 @@ def test_adapter_plays_whole_games_with_zero_sum_rewards():
 def test_a_masked_action_is_counted_refused_and_leaves_the_game_unchanged():
     env = TacocatMultiAgentEnv({})
     obs, _ = env.reset(seed=3)
-    (agent, ob), = obs.items()
+    ((agent, ob),) = obs.items()
     masked = int(np.flatnonzero(ob["action_mask"] == 0)[0])
     before = list(env.aec.unwrapped.game.actions)
     with pytest.raises(MaskedActionError, match=f"masked action {masked}"):
@@ -76,7 +76,7 @@ def test_opponent_actions_are_the_agents_choices_from_their_own_input():
     obs, _ = env.reset(seed=5)
     rng = np.random.default_rng(1)
     for _ in range(60):
-        (agent, ob), = obs.items()
+        ((agent, ob),) = obs.items()
         seat = env.possible_agents.index(agent)
         inp = AgentInput.from_state(env.aec.unwrapped.game, seat)
         for column, spec in enumerate(["highcard", "counter"]):
@@ -96,11 +96,12 @@ def test_R7_3_opponent_actions_ignore_the_other_players_hidden_cards():
     rng = np.random.default_rng(4)
     perturbed = 0
     for _ in range(300):
-        (agent, before), = obs.items()
+        ((agent, before),) = obs.items()
         game = env.aec.unwrapped.game
         other = 1 - env.possible_agents.index(agent)
-        swaps = [(v, w) for v in range(len(game.hands[other])) if game.hands[other][v] for w in set(game.draw_pile)
-                 if w != v]
+        swaps = [
+            (v, w) for v in range(len(game.hands[other])) if game.hands[other][v] for w in set(game.draw_pile) if w != v
+        ]
         if swaps:
             v, w = swaps[int(rng.integers(len(swaps)))]
             twin = game.clone()
@@ -146,17 +147,24 @@ def test_exported_numpy_policy_matches_the_torch_module(tmp_path):
 
     config = load_experiment(SMOKE, overrides=["algo.activation=relu"])
     env = TacocatMultiAgentEnv({})
-    module = RLModuleSpec(module_class=MaskedPPOModule, observation_space=env.observation_spaces["player_0"],
-                          action_space=env.action_spaces["player_0"],
-                          model_config={"fcnet_hiddens": [32, 32], "fcnet_activation": "relu",
-                                        "head_fcnet_hiddens": [], "vf_share_layers": False}).build()
+    module = RLModuleSpec(
+        module_class=MaskedPPOModule,
+        observation_space=env.observation_spaces["player_0"],
+        action_space=env.action_spaces["player_0"],
+        model_config={
+            "fcnet_hiddens": [32, 32],
+            "fcnet_activation": "relu",
+            "head_fcnet_hiddens": [],
+            "vf_share_layers": False,
+        },
+    ).build()
     path = export_policy(module, tmp_path / "p.npz", config, 0)
     layers, meta = load_policy_file(path)
     assert meta["activation"] == "relu" and len(layers) == 3
     rng = np.random.default_rng(0)
     obs, _ = env.reset(seed=2)
     for _ in range(40):
-        (agent, ob), = obs.items()
+        ((agent, ob),) = obs.items()
         batch = {Columns.OBS: {k: torch.as_tensor(v)[None] for k, v in ob.items()}}
         with torch.no_grad():
             logits = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS][0].numpy()
@@ -220,11 +228,14 @@ def test_more_env_runners_than_cpus_is_refused_before_starting_ray():
     assert not ray.is_initialized()
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--set", "rllib.env_runners=9"], "need 9 CPUs"),
-    (["--set", "opponents=[{agent: countr}]"], "opponents.0.agent: unknown agent 'countr'"),
-    (["--address", "127.0.0.1:9"], "cannot reach the Ray cluster"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--set", "rllib.env_runners=9"], "need 9 CPUs"),
+        (["--set", "opponents=[{agent: countr}]"], "opponents.0.agent: unknown agent 'countr'"),
+        (["--address", "127.0.0.1:9"], "cannot reach the Ray cluster"),
+    ],
+)
 def test_cli_bad_ray_settings_are_one_line_errors(tmp_path, args, message):
     result = CliRunner().invoke(app, ["train", "--config", str(SMOKE), "--set", f"run_root={tmp_path}", *args])
     assert result.exit_code != 0
@@ -250,8 +261,9 @@ def smoke_runs(tmp_path_factory):
     check_reachable(ray.get_runtime_context().gcs_address)  # a real GCS passes the address check's handshake
     runner = CliRunner()
     try:
-        result = runner.invoke(app, ["train", "--config", str(SMOKE), "--set", f"run_root={root}", "--no-progress",
-                                     "--evaluate"])
+        result = runner.invoke(
+            app, ["train", "--config", str(SMOKE), "--set", f"run_root={root}", "--no-progress", "--evaluate"]
+        )
         assert result.exit_code == 0, result.output
         run_dir = Path(result.output.split("run directory: ")[1].split()[0])
         first = (run_dir / "progress.csv").read_text()

@@ -120,10 +120,25 @@ def test_a_ray_client_server_that_answers_the_ping_passes():
         assert "no Ray handshake within 1 s" in refused_within_limit(f"ray://{address}", timeout_s=1.0)
 
 
-@pytest.mark.parametrize("address", ["nohost", "127.0.0.1:", ":6379", "127.0.0.1:http", "http://127.0.0.1:6379",
-                                     "gcs://127.0.0.1:6379", "ray://", "127.0.0.1:0", "127.0.0.1:99999",
-                                     "127.0.0.1:\uff16\uff13\uff17\uff19", "127.0.0.1:²", "127.0.0.1:6379\n", "a\x00b:6379",
-                                     "a b:6379"])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "nohost",
+        "127.0.0.1:",
+        ":6379",
+        "127.0.0.1:http",
+        "http://127.0.0.1:6379",
+        "gcs://127.0.0.1:6379",
+        "ray://",
+        "127.0.0.1:0",
+        "127.0.0.1:99999",
+        "127.0.0.1:\uff16\uff13\uff17\uff19",
+        "127.0.0.1:²",
+        "127.0.0.1:6379\n",
+        "a\x00b:6379",
+        "a b:6379",
+    ],
+)
 def test_a_malformed_address_is_refused_at_once(address):
     with pytest.raises(RllibSetupError, match="must look like host:port"):
         check_reachable(address)
@@ -141,8 +156,9 @@ def test_cli_a_silent_port_is_one_error_line_within_10_s_and_writes_nothing(tmp_
     require_ray()  # RLlib's import (seconds on a busy machine) is not the check's time
     with tcp_server(None) as address:
         started = time.perf_counter()
-        result = CliRunner().invoke(app, ["train", "--config", str(SMOKE), "--set", f"run_root={tmp_path}",
-                                          "--address", address])
+        result = CliRunner().invoke(
+            app, ["train", "--config", str(SMOKE), "--set", f"run_root={tmp_path}", "--address", address]
+        )
         elapsed = time.perf_counter() - started
     assert result.exit_code == 2 and elapsed < LIMIT_S, result.output
     lines = result.output.strip().splitlines()

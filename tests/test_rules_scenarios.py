@@ -240,8 +240,13 @@ def test_R4_3_simultaneous_replace_draws_only_after_both_finished():
 def test_R4_4_hand_sizes_stay_equal_through_replace():
     state = space2_position()
     sizes = []
-    for move in ["replace: discard a 10", "replace: discard a 2", "replace: stop",
-                 "replace: discard a 9", "replace: stop"]:
+    for move in [
+        "replace: discard a 10",
+        "replace: discard a 2",
+        "replace: stop",
+        "replace: discard a 9",
+        "replace: stop",
+    ]:
         act(state, move)
         sizes.append((state.hand_size(0), state.hand_size(1)))
     assert sizes == [(9, 9)] * 5
@@ -308,12 +313,20 @@ def test_R5_3_attack_enumeration_exact():
     state = setup_position((P0_ATTACK, P1_ATTACK), phase="attack", attacker=0, space=2, covered=[3])
     expected = {
         # singles: one per held value
-        "attack: single 2", "attack: single 3", "attack: single 4", "attack: single 5",
-        "attack: single 7", "attack: single 9",
+        "attack: single 2",
+        "attack: single 3",
+        "attack: single 4",
+        "attack: single 5",
+        "attack: single 7",
+        "attack: single 9",
         # sets: two or more of a value (three 4s, two 9s)
-        "attack: set 2x4", "attack: set 3x4", "attack: set 2x9",
+        "attack: set 2x4",
+        "attack: set 3x4",
+        "attack: set 2x9",
         # sequences: three or more consecutive values, one card each, from the run 2-3-4-5
-        "attack: sequence 2-3-4", "attack: sequence 3-4-5", "attack: sequence 2-3-4-5",
+        "attack: sequence 2-3-4",
+        "attack: sequence 3-4-5",
+        "attack: sequence 2-3-4-5",
     }
     assert names(state) == expected
 
@@ -339,8 +352,14 @@ def test_R5_3_sequence_needs_consecutive_values():
     # deck without 4 and 8: 3-5-6 is no sequence, 5-6-7 is
     cfg = RulesConfig(deck={1: 3, 2: 3, 3: 3, 5: 3, 6: 3, 7: 3, 9: 3}, board=(4, 5, 4))
     state = setup_position(([2, 3, 5, 6, 7], [1, 1, 9, 9, 9]), config=cfg, phase="attack", attacker=0)
-    assert names(state) == {"attack: single 2", "attack: single 3", "attack: single 5", "attack: single 6",
-                            "attack: single 7", "attack: sequence 5-6-7"}
+    assert names(state) == {
+        "attack: single 2",
+        "attack: single 3",
+        "attack: single 5",
+        "attack: single 6",
+        "attack: single 7",
+        "attack: sequence 5-6-7",
+    }
 
 
 @pytest.mark.parametrize(
@@ -350,8 +369,17 @@ def test_R5_3_sequence_needs_consecutive_values():
         ([4, 4, 4], {"attack: single 4", "attack: set 2x4"}),
         ([5, 6, 7], {"attack: single 5", "attack: single 6", "attack: single 7"}),
         # four cards: sequences of 3 but not 4
-        ([5, 6, 7, 8], {"attack: single 5", "attack: single 6", "attack: single 7", "attack: single 8",
-                        "attack: sequence 5-6-7", "attack: sequence 6-7-8"}),
+        (
+            [5, 6, 7, 8],
+            {
+                "attack: single 5",
+                "attack: single 6",
+                "attack: single 7",
+                "attack: single 8",
+                "attack: sequence 5-6-7",
+                "attack: sequence 6-7-8",
+            },
+        ),
         # two cards of one value: only a single
         ([9, 9], {"attack: single 9"}),
     ],
@@ -368,20 +396,32 @@ def test_R5_5_answers_per_card_highest_first_defend_or_sacrifice_lowest():
     state = setup_position(([1, 2, 12], [3, 6, 8, 9, 10, 11]), phase="answer", attacker=0, attack=[7, 8, 9])
     assert state.to_act == 1
     assert obs(state, 1, "current_attack_card")[ix(9)] == 1
-    assert names(state) == {"answer: defend with 9", "answer: defend with 10", "answer: defend with 11",
-                            "answer: sacrifice"}
+    assert names(state) == {
+        "answer: defend with 9",
+        "answer: defend with 10",
+        "answer: defend with 11",
+        "answer: sacrifice",
+    }
     act(state, "answer: defend with 10")
     # now the 8: defend with 8, 9, 11 (>= 8), or sacrifice the lowest card (3)
     assert state.to_act == 1 and state.phase is Phase.ANSWER
-    assert names(state) == {"answer: defend with 8", "answer: defend with 9", "answer: defend with 11",
-                            "answer: sacrifice"}
+    assert names(state) == {
+        "answer: defend with 8",
+        "answer: defend with 9",
+        "answer: defend with 11",
+        "answer: sacrifice",
+    }
     act(state, "answer: sacrifice")
     assert [DEFAULT.values[v] for v in state.answers] == [10, 3]
     assert state.events[-1] == ("answer", 1, ix(3), False)
     assert hand(state, 1) == [6, 8, 9, 11]
     # finally the 7: 8, 9, 11 defend; the lowest card (6) is a real sacrifice
-    assert names(state) == {"answer: defend with 8", "answer: defend with 9", "answer: defend with 11",
-                            "answer: sacrifice"}
+    assert names(state) == {
+        "answer: defend with 8",
+        "answer: defend with 9",
+        "answer: defend with 11",
+        "answer: sacrifice",
+    }
 
 
 def test_R5_5_defence_is_equal_or_higher():
@@ -442,8 +482,9 @@ def test_R5_6_player_1_attacker_and_defender_roles():
 
 def test_R5_7_trick_cards_discarded_and_play_continues_until_one_card_each():
     discard = [5, 7]  # the duel of this round
-    state = setup_position(([1, 2, 12], [3, 6, 8, 9, 10, 11]), phase="answer", attacker=0,
-                           attack=[7, 8, 9], discard=discard)
+    state = setup_position(
+        ([1, 2, 12], [3, 6, 8, 9, 10, 11]), phase="answer", attacker=0, attack=[7, 8, 9], discard=discard
+    )
     act(state, "answer: defend with 9", "answer: defend with 8", "answer: sacrifice")
     # all six trick cards face up, the table empty, two cards each: attacks continue
     assert values_of(state, state.discard) == sorted([*discard, 7, 8, 9, 9, 8, 3])
@@ -615,8 +656,11 @@ def test_R1_5_R6_2_void_rounds_alone_truncate_a_game(tie_policy, rng):
         # first replacer on spaces 0..6 (None: both, simultaneously)
         ("trailing", None, [1, 1, 1, None, 0, 0, 0]),
         ("leading", None, [0, 0, 0, None, 1, 1, 1]),
-        ("explicit", ("player_0", "both", "player_1", "player_0", "player_1", "both", "player_0"),
-         [0, None, 1, 0, 1, None, 0]),
+        (
+            "explicit",
+            ("player_0", "both", "player_1", "player_0", "player_1", "both", "player_0"),
+            [0, None, 1, 0, 1, None, 0],
+        ),
     ],
 )
 def test_R1_3_arrow_policies_decide_who_replaces_first(policy, arrows, first_at):

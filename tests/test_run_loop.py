@@ -60,8 +60,15 @@ class CountingTrainer:
 
 
 def _config(tmp_path: Path, **sets: Any):
-    values = {"run_root": tmp_path, "total_timesteps": 1000, "eval.every": 300, "checkpoint_every": 400,
-              "eval.deal_pairs": 2, "eval.opponents": "[random]", **sets}
+    values = {
+        "run_root": tmp_path,
+        "total_timesteps": 1000,
+        "eval.every": 300,
+        "checkpoint_every": 400,
+        "eval.deal_pairs": 2,
+        "eval.opponents": "[random]",
+        **sets,
+    }
     return load_experiment(SMOKE, overrides=[f"{k}={v}" for k, v in values.items()])
 
 
@@ -81,8 +88,12 @@ def test_the_loop_evaluates_checkpoints_and_finishes_on_its_cadences(tmp_path: P
     assert [p.name for p in checkpoints.markers(run_dir)] == ["ckpt_800.json", "ckpt_1000.json"]  # 2 kept
     assert sorted(p.name for p in (run_dir / "checkpoints").iterdir() if p.is_dir()) == ["ckpt_1000", "ckpt_800"]
     final = json.loads((run_dir / "final.json").read_text())
-    assert final == {"timesteps": 1000, "iterations": 10, "stopped_early": False,
-                     "policy": {"agent": "random", "file": "final.txt", "options": {}}}
+    assert final == {
+        "timesteps": 1000,
+        "iterations": 10,
+        "stopped_early": False,
+        "policy": {"agent": "random", "file": "final.txt", "options": {}},
+    }
     assert run.policy == run_policy(run_dir) and not run.stopped_early
     assert ("best.txt", 300) in trainer.exports  # the first evaluation is the best so far
 
@@ -115,13 +126,16 @@ def test_a_resume_continues_from_the_newest_complete_checkpoint_and_redoes_the_r
     assert [int(r["timesteps"]) for r in _rows(run_dir / "eval.csv")] == [300, 600, 900, 1000]
 
 
-@pytest.mark.parametrize("edit, fragment", [
-    (lambda m: m.update(iteration=801), "801 iterations cannot have made 800 timesteps"),
-    (lambda m: m.update(iteration=0), "0 iterations cannot have made 800 timesteps"),
-    (lambda m: m.update(best_score=1.5), "best_score"),
-    (lambda m: m.update(trainer=[1]), "trainer"),
-    (lambda m: m.update(config_sha256="0" * 64), "written for another config"),
-])
+@pytest.mark.parametrize(
+    "edit, fragment",
+    [
+        (lambda m: m.update(iteration=801), "801 iterations cannot have made 800 timesteps"),
+        (lambda m: m.update(iteration=0), "0 iterations cannot have made 800 timesteps"),
+        (lambda m: m.update(best_score=1.5), "best_score"),
+        (lambda m: m.update(trainer=[1]), "trainer"),
+        (lambda m: m.update(config_sha256="0" * 64), "written for another config"),
+    ],
+)
 def test_the_loop_checks_its_part_of_the_marker(tmp_path: Path, edit: Any, fragment: str) -> None:
     config, run_dir = _config(tmp_path, total_timesteps=800), tmp_path / "run"
     run_dir.mkdir()
@@ -135,17 +149,21 @@ def test_the_loop_checks_its_part_of_the_marker(tmp_path: Path, edit: Any, fragm
     assert str(marker) in str(info.value)
 
 
-@pytest.mark.parametrize("content, fragment", [
-    (None, "is not a finished run"),
-    (b"{", "not valid JSON"),
-    (b'{"timesteps": 5}', "does not name the run's policy"),
-    (b'{"policy": {"agent": "league", "file": "../../etc/passwd", "options": {}}}', "is not a file of the run"),
-    (b'{"policy": {"agent": "league", "file": "missing.npz", "options": {}}}', "is not a file of the run"),
-    (b'{"policy": {"agent": "league", "file": "policy.npz", "options": {"x": [1]}}}', "options"),
-    (b" " * (1 << 17), "over the limit"),
-])
-def test_run_policy_refuses_a_final_json_a_run_does_not_write(tmp_path: Path, content: bytes | None,
-                                                              fragment: str) -> None:
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        (None, "is not a finished run"),
+        (b"{", "not valid JSON"),
+        (b'{"timesteps": 5}', "does not name the run's policy"),
+        (b'{"policy": {"agent": "league", "file": "../../etc/passwd", "options": {}}}', "is not a file of the run"),
+        (b'{"policy": {"agent": "league", "file": "missing.npz", "options": {}}}', "is not a file of the run"),
+        (b'{"policy": {"agent": "league", "file": "policy.npz", "options": {"x": [1]}}}', "options"),
+        (b" " * (1 << 17), "over the limit"),
+    ],
+)
+def test_run_policy_refuses_a_final_json_a_run_does_not_write(
+    tmp_path: Path, content: bytes | None, fragment: str
+) -> None:
     if content is not None:
         (tmp_path / "final.json").write_bytes(content)
     with pytest.raises(RunDirError, match=fragment):

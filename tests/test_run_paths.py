@@ -26,9 +26,16 @@ def test_selfplay_run_with_a_comma_in_its_path_resumes_from_another_directory(tm
     start.mkdir()
     elsewhere.mkdir()
     monkeypatch.chdir(start)
-    config = load_experiment(SMOKE, overrides=[
-        "run_root=runs,with comma", "total_timesteps=1024", "checkpoint_every=512", "eval.every=1024",
-        "sb3.selfplay.snapshot_every=512"])
+    config = load_experiment(
+        SMOKE,
+        overrides=[
+            "run_root=runs,with comma",
+            "total_timesteps=1024",
+            "checkpoint_every=512",
+            "eval.every=1024",
+            "sb3.selfplay.snapshot_every=512",
+        ],
+    )
     run_dir = train(config, progress=False).run_dir
     assert run_dir.parent == Path("runs,with comma")
     # interrupt it after the first checkpoint (as a kill would), then resume from elsewhere

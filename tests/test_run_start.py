@@ -29,6 +29,7 @@ class Killed(BaseException):
 
 def _killed_before_run_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A run directory as a kill after config.yaml and before run.json leaves it."""
+
     def die(config: object) -> None:
         raise Killed
 
@@ -41,7 +42,8 @@ def _killed_before_run_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_a_run_killed_between_config_yaml_and_run_json_starts_over(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counting_backend: None) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counting_backend: None
+) -> None:
     folder = _killed_before_run_json(tmp_path, monkeypatch)
     assert sorted(p.name for p in folder.iterdir()) == ["config.yaml"] and never_started(folder)
     run = loop.train(resume=folder, progress=False)
@@ -52,7 +54,8 @@ def test_a_run_killed_between_config_yaml_and_run_json_starts_over(
 
 
 def test_a_run_that_wrote_more_than_config_yaml_still_needs_its_run_json(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counting_backend: None) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, counting_backend: None
+) -> None:
     folder = _killed_before_run_json(tmp_path, monkeypatch)
     (folder / "progress.csv").write_text("iteration,timesteps\n1,100\n")  # not a run that never started
     assert not never_started(folder)

@@ -40,6 +40,7 @@ def softmax_over_legal(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 def draw(form, logits: np.ndarray, mask: np.ndarray, draws: int, seed: int) -> np.ndarray:
     """`draws` actions from one position, by `form` of `weighted_pick` (as `pick_by_logits` calls it)."""
+
     @jax.jit
     def run(key):
         big_logits = jnp.broadcast_to(jnp.asarray(logits), (draws, N_ACTIONS))
@@ -92,8 +93,8 @@ def test_never_an_illegal_action(form: str) -> None:
     mask[np.arange(rows), rng.integers(0, N_ACTIONS, rows)] = True  # at least one legal action
     logits = np.where(mask, rng.uniform(-80, 0, (rows, N_ACTIONS)), 80.0).astype(np.float32)
     u = rng.random(rows).astype(np.float32)
-    u[:rows // 4] = 0.0
-    u[rows // 4:rows // 2] = np.nextafter(np.float32(1), np.float32(0))
+    u[: rows // 4] = 0.0
+    u[rows // 4 : rows // 2] = np.nextafter(np.float32(1), np.float32(0))
 
     @jax.jit
     def run(u, logits, mask):

@@ -27,8 +27,12 @@ from tacocat.evaluation.matches import MatchResult, match
 DEAL_PAIRS = 200
 SEED = 13
 #: (upper, lower, deal pairs), weakest pair first
-RUNGS = [("highcard", "random", DEAL_PAIRS), ("planner", "highcard", DEAL_PAIRS),
-         ("counter", "planner", DEAL_PAIRS), ("search", PREVIOUS_COUNTER, 60)]
+RUNGS = [
+    ("highcard", "random", DEAL_PAIRS),
+    ("planner", "highcard", DEAL_PAIRS),
+    ("counter", "planner", DEAL_PAIRS),
+    ("search", PREVIOUS_COUNTER, 60),
+]
 
 
 def strength_check(upper: str, lower: str, deal_pairs: int = DEAL_PAIRS) -> tuple[bool, MatchResult]:

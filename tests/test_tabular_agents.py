@@ -59,10 +59,20 @@ def mlp_file(folder: Path, preset: str, algorithm: str = LEAGUE_ALGORITHM, seed:
     """A tacocat-mlp-v1 file of random weights made for `preset` (its ruleset, its observation size)."""
     obs, n_actions = sizes(preset)
     rng = np.random.default_rng(seed)
-    layers = [(rng.normal(size=(16, obs)), rng.normal(size=16)),
-              (rng.normal(size=(n_actions, 16)), rng.normal(size=n_actions))]
-    return save_policy(folder / f"{preset}_{seed}.npz", layers, activation="tanh", rules_config=preset_config(preset),
-                       algorithm=algorithm, experiment="test", seed=seed, timesteps=0)
+    layers = [
+        (rng.normal(size=(16, obs)), rng.normal(size=16)),
+        (rng.normal(size=(n_actions, 16)), rng.normal(size=n_actions)),
+    ]
+    return save_policy(
+        folder / f"{preset}_{seed}.npz",
+        layers,
+        activation="tanh",
+        rules_config=preset_config(preset),
+        algorithm=algorithm,
+        experiment="test",
+        seed=seed,
+        timesteps=0,
+    )
 
 
 def sb3_file(folder: Path, preset: str, observation_size: int | None = None) -> Path:
@@ -84,8 +94,13 @@ def sb3_file(folder: Path, preset: str, observation_size: int | None = None) -> 
             parameter.copy_(torch.randn(parameter.shape, generator=generator))
     weights = io.BytesIO()
     torch.save(policy.state_dict(), weights)
-    meta = {"ruleset_hash": preset_config(preset).ruleset_hash(), "observation_size": obs, "n_actions": n_actions,
-            "algorithm": "MaskablePPO", "policy": architecture.model_dump()}
+    meta = {
+        "ruleset_hash": preset_config(preset).ruleset_hash(),
+        "observation_size": obs,
+        "n_actions": n_actions,
+        "algorithm": "MaskablePPO",
+        "policy": architecture.model_dump(),
+    }
     path = folder / f"{preset}_{obs}.zip"
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("policy.pth", weights.getvalue())
@@ -158,8 +173,9 @@ def test_the_ladder_tables_on_tiny_are_the_openspiel_walks() -> None:
 # ---------------------------------------------------------------------------------------
 # perturbation: every history of an information state gives the same move and observation
 # ---------------------------------------------------------------------------------------
-def check_every_history(preset: str, specs: tuple[str, ...], network: Path,
-                        infosets: np.ndarray | None = None) -> set[Phase]:
+def check_every_history(
+    preset: str, specs: tuple[str, ...], network: Path, infosets: np.ndarray | None = None
+) -> set[Phase]:
     """At every decision history of `preset` (of the information states `infosets` only, when
     given): each agent's move (seeded as at the representative, `draw_generator(key, 0)`) is the
     one its table plays, and the observation is the representative's, which is what the network
@@ -202,11 +218,17 @@ def test_skirmish_every_history_of_an_information_state_gives_the_same_move(tmp_
 # ---------------------------------------------------------------------------------------
 # networks: one batched pass equals the agent's own decisions
 # ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("preset", "spec", "algorithm"), [
-    ("tiny", "league", LEAGUE_ALGORITHM), ("tiny", "rllib", RLLIB_ALGORITHM), ("skirmish", "league", LEAGUE_ALGORITHM),
-])
-def test_a_policy_files_rows_are_its_agents_moves_and_softmax(tmp_path: Path, preset: str, spec: str,
-                                                             algorithm: str) -> None:
+@pytest.mark.parametrize(
+    ("preset", "spec", "algorithm"),
+    [
+        ("tiny", "league", LEAGUE_ALGORITHM),
+        ("tiny", "rllib", RLLIB_ALGORITHM),
+        ("skirmish", "league", LEAGUE_ALGORITHM),
+    ],
+)
+def test_a_policy_files_rows_are_its_agents_moves_and_softmax(
+    tmp_path: Path, preset: str, spec: str, algorithm: str
+) -> None:
     t = preset_tree(preset)
     path = mlp_file(tmp_path, preset, algorithm)
     greedy = agent_policy(t, f"{spec}:path={path}")
@@ -215,11 +237,11 @@ def test_a_policy_files_rows_are_its_agents_moves_and_softmax(tmp_path: Path, pr
         np.testing.assert_array_equal(agent_policy(t, f"{spec}:path={path},deterministic=false"), soft)
     agent = make_agent(f"{spec}:path={path}")
     for i, inp in enumerate(representative_inputs(t)):
-        legal = list(t.legal[i, :t.n_legal[i]])
+        legal = list(t.legal[i, : t.n_legal[i]])
         assert greedy[i, legal.index(agent.act(inp))] == 1.0 and greedy[i].sum() == 1.0
         logits = agent.logits(inp.observation)[legal]
         expected = np.exp(logits - logits.max())
-        np.testing.assert_allclose(soft[i, :len(legal)], expected / expected.sum(), rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(soft[i, : len(legal)], expected / expected.sum(), rtol=1e-12, atol=1e-15)
     assert 0 < np.count_nonzero(greedy.argmax(axis=1)) < t.n_infosets  # the network's choices vary
 
 
@@ -232,13 +254,13 @@ def test_an_sb3_models_rows_are_its_agents_moves_and_distribution(tmp_path: Path
     soft = agent_policy(t, f"ppo:path={path}", sampling=True)
     agent = make_agent(f"ppo:path={path}")
     for i, inp in enumerate(representative_inputs(t)):
-        legal = list(t.legal[i, :t.n_legal[i]])
+        legal = list(t.legal[i, : t.n_legal[i]])
         assert greedy[i, legal.index(agent.act(inp))] == 1.0
         with torch.no_grad():
             obs, _ = agent.policy.obs_to_tensor(inp.observation)
             probs = agent.policy.get_distribution(obs, action_masks=inp.action_mask.astype(bool))
             probs = probs.distribution.probs[0].numpy().astype(np.float64)
-        np.testing.assert_allclose(soft[i, :len(legal)], probs[legal] / probs.sum(), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(soft[i, : len(legal)], probs[legal] / probs.sum(), rtol=1e-5, atol=1e-7)
     assert 0 < np.count_nonzero(greedy.argmax(axis=1)) < t.n_infosets
 
 
@@ -279,8 +301,7 @@ def test_random_is_uniform_in_both_modes_and_one_players_rows_can_be_played() ->
     np.testing.assert_array_equal(second[seat], both[seat])
     np.testing.assert_array_equal(second[~seat], t.uniform_policy()[~seat])  # still a policy on the tree
     first = agent_policy(t, "highcard", players=(0,))
-    np.testing.assert_array_equal(combine(t, first, second),
-                                  np.where(seat[:, None], both, agent_policy(t, "highcard")))
+    np.testing.assert_array_equal(combine(t, first, second), np.where(seat[:, None], both, agent_policy(t, "highcard")))
 
 
 # ---------------------------------------------------------------------------------------
@@ -309,12 +330,15 @@ def test_a_policy_for_other_rules_is_refused_naming_both_rulesets(tmp_path: Path
     assert f"takes observations of size {obs + 1}, ruleset {tiny} gives {obs}" in one_line(excinfo)
 
 
-@pytest.mark.parametrize(("spec", "options", "message"), [
-    ("nosuch", {}, "unknown agent 'nosuch'"),
-    ("planner:depth=3", {}, "agent 'planner' has no parameter 'depth'"),
-    ("counter", {"samples": 0}, "samples must be >= 1, got 0"),
-    ("counter", {"seed": -1}, "seed must be >= 0, got -1"),
-])
+@pytest.mark.parametrize(
+    ("spec", "options", "message"),
+    [
+        ("nosuch", {}, "unknown agent 'nosuch'"),
+        ("planner:depth=3", {}, "agent 'planner' has no parameter 'depth'"),
+        ("counter", {"samples": 0}, "samples must be >= 1, got 0"),
+        ("counter", {"seed": -1}, "seed must be >= 0, got -1"),
+    ],
+)
 def test_bad_specs_and_options_are_one_line_value_errors(spec: str, options: dict, message: str) -> None:
     with pytest.raises(ValueError) as excinfo:
         agent_policy(preset_tree("tiny"), spec, **options)
@@ -331,8 +355,9 @@ def test_the_exact_report_is_openspiels_nash_conv_and_the_same_when_rerun() -> N
 
     report = exact_report("planner", "tiny")
     cached = pyspiel.load_game("cached_tree(game=python_tacocat(preset=tiny))")
-    assert report.nash_conv == pytest.approx(pyspiel.nash_conv(cached, tabular_policy(load_game("tiny"), "planner")[0]),
-                                             abs=1e-9)
+    assert report.nash_conv == pytest.approx(
+        pyspiel.nash_conv(cached, tabular_policy(load_game("tiny"), "planner")[0]), abs=1e-9
+    )
     assert (report.preset, report.ruleset_hash) == ("tiny", preset_config("tiny").ruleset_hash())
     assert (report.histories, report.information_states) == (1643, 270)
     assert sum(report.policy_values) == pytest.approx(0.0, abs=1e-12)  # zero-sum
@@ -342,8 +367,10 @@ def test_the_exact_report_is_openspiels_nash_conv_and_the_same_when_rerun() -> N
     assert again.model_dump(exclude={"seconds"}) == report.model_dump(exclude={"seconds"})
     text = format_report(report)
     assert f"NashConv {report.nash_conv:.6f}, exploitability {report.exploitability:.6f}" in text
-    assert "best response as player_1: +0.200000 per game; the agent as player_0 gets -0.200000 against it " \
-           "(+0.000000 against itself)" in text  # docs/OPENSPIEL.md: planner's NashConv on tiny is 0.4000
+    assert (
+        "best response as player_1: +0.200000 per game; the agent as player_0 gets -0.200000 against it "
+        "(+0.000000 against itself)" in text
+    )  # docs/OPENSPIEL.md: planner's NashConv on tiny is 0.4000
     uniform = exact_report("random", "tiny")
     assert uniform.nash_conv == pytest.approx(0.9714285714, abs=1e-9)  # pinned in tests/test_openspiel.py
 
@@ -359,16 +386,19 @@ def test_the_exact_report_of_a_sampling_network(tmp_path: Path) -> None:
     assert report.nash_conv != pytest.approx(exact_report(spec, "tiny").nash_conv)
 
 
-@pytest.mark.parametrize(("spec", "preset", "options", "message"), [
-    ("planner", "nosuch", {}, "unknown rules preset 'nosuch'"),
-    ("planner", "default", {}, "is too large to enumerate: about"),
-    ("nosuch", "tiny", {}, "unknown agent 'nosuch'"),
-    ("champion", "tiny", {}, f"this game uses {preset_config('tiny').ruleset_hash()}"),
-    ("counter", "tiny", {"samples": 0}, "samples must be >= 1, got 0"),
-])
-def test_the_exact_report_refuses_bad_input_before_enumerating(monkeypatch: pytest.MonkeyPatch, tree_cache: Path,
-                                                               spec: str, preset: str, options: dict,
-                                                               message: str) -> None:
+@pytest.mark.parametrize(
+    ("spec", "preset", "options", "message"),
+    [
+        ("planner", "nosuch", {}, "unknown rules preset 'nosuch'"),
+        ("planner", "default", {}, "is too large to enumerate: about"),
+        ("nosuch", "tiny", {}, "unknown agent 'nosuch'"),
+        ("champion", "tiny", {}, f"this game uses {preset_config('tiny').ruleset_hash()}"),
+        ("counter", "tiny", {"samples": 0}, "samples must be >= 1, got 0"),
+    ],
+)
+def test_the_exact_report_refuses_bad_input_before_enumerating(
+    monkeypatch: pytest.MonkeyPatch, tree_cache: Path, spec: str, preset: str, options: dict, message: str
+) -> None:
     from tacocat.analysis import store
     from tacocat.analysis.exploit import exact_report
 

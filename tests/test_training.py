@@ -148,15 +148,20 @@ def test_the_main_job_is_the_league_config_with_its_own_budget_and_evaluation():
     configs = ROOT / "tacocat" / "train" / "configs"
     main, league = load_experiment(configs / "main.yaml"), load_experiment(configs / "league.yaml")
     assert main.total_timesteps < league.total_timesteps and main.eval != league.eval
-    assert main.model_copy(update={k: getattr(league, k) for k in ("name", "total_timesteps", "eval",
-                                                                   "checkpoint_every")}) == league
+    assert (
+        main.model_copy(update={k: getattr(league, k) for k in ("name", "total_timesteps", "eval", "checkpoint_every")})
+        == league
+    )
 
 
-@pytest.mark.parametrize("text, error", [
-    ("base_config: missing.yaml\nname: x\n", "missing.yaml: cannot read"),
-    ("base_config: self.yaml\nname: x\n", "makes a cycle"),
-    ("base_config: [a, b]\nname: x\n", "base_config must name an experiment YAML"),
-])
+@pytest.mark.parametrize(
+    "text, error",
+    [
+        ("base_config: missing.yaml\nname: x\n", "missing.yaml: cannot read"),
+        ("base_config: self.yaml\nname: x\n", "makes a cycle"),
+        ("base_config: [a, b]\nname: x\n", "base_config must name an experiment YAML"),
+    ],
+)
 def test_a_bad_base_config_is_one_clear_error(tmp_path, text, error):
     path = tmp_path / "self.yaml"
     path.write_text(text)
@@ -170,8 +175,16 @@ def smoke_run(tmp_path_factory) -> Path:
 
 
 def test_smoke_run_writes_a_complete_run_directory(smoke_run):
-    for name in ("config.yaml", "run.json", "progress.csv", "eval.csv", "final_model.zip", "best_model.zip",
-                 "learning_curve.png", "final.json"):
+    for name in (
+        "config.yaml",
+        "run.json",
+        "progress.csv",
+        "eval.csv",
+        "final_model.zip",
+        "best_model.zip",
+        "learning_curve.png",
+        "final.json",
+    ):
         assert (smoke_run / name).is_file(), name
     assert list((smoke_run / "tb").iterdir())
     meta = json.loads((smoke_run / "run.json").read_text())
@@ -237,10 +250,24 @@ def test_same_seed_same_curve_and_weights(smoke_run, tmp_path):
 @pytest.mark.slow  # over 15 s on the 2-core machine; `-m 'not slow'` skips it
 def test_resume_after_kill_continues_from_the_last_checkpoint(tmp_path):
     total = 12288
-    cmd = [sys.executable, "-m", "tacocat.cli.app", "train", "--config", str(SMOKE), "--no-progress",
-           "--set", f"run_root={tmp_path}", "--set", f"total_timesteps={total}", "--set", "eval.every=4096"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    cmd = [
+        sys.executable,
+        "-m",
+        "tacocat.cli.app",
+        "train",
+        "--config",
+        str(SMOKE),
+        "--no-progress",
+        "--set",
+        f"run_root={tmp_path}",
+        "--set",
+        f"total_timesteps={total}",
+        "--set",
+        "eval.every=4096",
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"}
+    )
     deadline = time.time() + 120
     while time.time() < deadline and not list(tmp_path.glob("*/checkpoints/ckpt_*.json")):
         assert proc.poll() is None, proc.stdout.read().decode()
@@ -263,9 +290,18 @@ def test_resume_after_kill_continues_from_the_last_checkpoint(tmp_path):
         assert json.loads(archive.read("tacocat.json"))["timesteps"] == total
 
 
-@pytest.mark.parametrize("path", [p for p in [*sorted((ROOT / "tacocat" / "train" / "configs").glob("*.yaml")),
-                                                *sorted(SMOKE.parent.glob("*.yaml"))]  # and the tests' smoke configs
-                                  if not p.name.startswith("tune_")], ids=lambda p: p.stem)  # tune files: test_tune
+@pytest.mark.parametrize(
+    "path",
+    [
+        p
+        for p in [
+            *sorted((ROOT / "tacocat" / "train" / "configs").glob("*.yaml")),
+            *sorted(SMOKE.parent.glob("*.yaml")),
+        ]  # and the tests' smoke configs
+        if not p.name.startswith("tune_")
+    ],
+    ids=lambda p: p.stem,
+)  # tune files: test_tune
 def test_shipped_configs_are_valid(path):
     config = load_experiment(path)
     specs = [o.agent for o in config.opponents] + config.eval.opponents + [f.agent for f in config.eval.final]
@@ -281,8 +317,9 @@ def test_selfplay_adds_snapshots_of_the_learner_to_the_pool(tmp_path):
     ckpt = json.loads((run_dir / "checkpoints" / "ckpt_1024.json").read_text())
     # stored relative to the run directory, so that the run resumes from any working directory
     assert ckpt["trainer"]["snapshots"] == ["snapshots/snapshot_512.zip", "snapshots/snapshot_1024.zip"]
-    snapshot_agent = make_agent(format_spec("ppo", path=str(run_dir / ckpt["trainer"]["snapshots"][-1]),
-                                            deterministic=False))
+    snapshot_agent = make_agent(
+        format_spec("ppo", path=str(run_dir / ckpt["trainer"]["snapshots"][-1]), deterministic=False)
+    )
     assert play_game([snapshot_agent, make_agent("random")], seed=0).length > 0
 
 
@@ -313,9 +350,14 @@ def test_latest_checkpoint_skips_a_checkpoint_without_its_completion_marker(tmp_
     folder = tmp_path / "checkpoints"
     for steps in (1024, 2048):
         (folder / f"ckpt_{steps}").mkdir(parents=True)
-    marker = checkpoints.CheckpointMarker(timesteps=1024, iteration=2, best_score=None, trainer={},
-                                          ruleset_hash=config.rules_config.ruleset_hash(),
-                                          config_sha256=config_hash(config))
+    marker = checkpoints.CheckpointMarker(
+        timesteps=1024,
+        iteration=2,
+        best_score=None,
+        trainer={},
+        ruleset_hash=config.rules_config.ruleset_hash(),
+        config_sha256=config_hash(config),
+    )
     (folder / "ckpt_1024.json").write_text(marker.model_dump_json())  # 2048 was killed before its marker
     assert checkpoints.latest(tmp_path, config) == (folder / "ckpt_1024", marker)
     assert checkpoints.latest(tmp_path / "nothing", config) is None
@@ -326,9 +368,15 @@ def test_a_model_for_another_observation_size_is_refused(tmp_path):
     small = TacocatSingleAgentEnv(POOL, rules={"board": (4, 6, 7, 6, 4)})  # 5 spaces: other sizes
     path = tmp_path / "small_board.zip"
     MaskablePPO("MlpPolicy", small, n_steps=64, batch_size=32, device="cpu").save(path)
-    write_metadata(path, {"ruleset_hash": TacocatSingleAgentEnv(POOL).rules.hash, "n_actions": int(small.action_space.n),
-                          "observation_size": small.observation_space.shape[0],
-                          "policy": {"net_arch": [64, 64], "activation": "tanh"}})
+    write_metadata(
+        path,
+        {
+            "ruleset_hash": TacocatSingleAgentEnv(POOL).rules.hash,
+            "n_actions": int(small.action_space.n),
+            "observation_size": small.observation_space.shape[0],
+            "policy": {"net_arch": [64, 64], "activation": "tanh"},
+        },
+    )
     agent = make_agent("ppo", path=str(path))
     with pytest.raises(ModelFileError, match="expects observations of size"):
         play_game([agent, make_agent("random")], seed=0)
@@ -389,8 +437,21 @@ def test_evaluate_and_compare_take_a_finished_run_from_the_cli(smoke_run, tmp_pa
     rows = json.loads((run_dir / "final_eval.json").read_text())
     assert [r["opponent"] for r in rows] == ["random", "highcard"] and rows[0]["deal_pairs"] == 10
     out = tmp_path / "compare"
-    result = CliRunner().invoke(app, ["compare", str(run_dir), str(smoke_run), "--opponent", "random",
-                                      "--deal-pairs", "4", "--no-progress", "--out", str(out)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "compare",
+            str(run_dir),
+            str(smoke_run),
+            "--opponent",
+            "random",
+            "--deal-pairs",
+            "4",
+            "--no-progress",
+            "--out",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     compared = json.loads((out / "compare.json").read_text())
     assert compared["difference_a_minus_b"] == 0 and compared["a"]["backend"] == "sb3"

@@ -51,7 +51,8 @@ def test_a_golden_training_run_is_reproduced(name: str, first_run: Callable[[str
 
 @pytest.mark.slow  # a second league_smoke run: 1 s after the first (compiled), 25 s without it
 def test_a_training_run_made_twice_on_this_machine_is_the_same_to_the_last_bit(
-        first_run: Callable[[str], Path], tmp_path: Path) -> None:
+    first_run: Callable[[str], Path], tmp_path: Path
+) -> None:
     """The golden comparison's league run, trained again: every weight array's SHA-256 and every
     loss's digits are the same, and so is the whole fingerprint, exactly."""
     first = first_run("league_smoke")
@@ -79,8 +80,14 @@ def test_one_ulp_of_one_weight_or_one_digit_of_one_loss_changes_the_bits(tmp_pat
     weight = arrays["layer_0_weight"].copy()
     weight[1, 2] = np.nextafter(weight[1, 2], np.float32(np.inf))
     moved = bits(run_dir("ulp", {**arrays, "layer_0_weight": weight}, losses))
-    assert [a == b for a, b in zip(moved["weights_sha256"], first["weights_sha256"], strict=True)] == [True, False]  # sorted names
-    assert bits(run_dir("digit", arrays, {**losses, "entropy": "1.4000001"}))["progress_losses"] != first["progress_losses"]
+    assert [a == b for a, b in zip(moved["weights_sha256"], first["weights_sha256"], strict=True)] == [
+        True,
+        False,
+    ]  # sorted names
+    assert (
+        bits(run_dir("digit", arrays, {**losses, "entropy": "1.4000001"}))["progress_losses"]
+        != first["progress_losses"]
+    )
 
 
 def test_every_golden_run_is_recorded_with_its_portable_part_only() -> None:
@@ -107,10 +114,15 @@ def _win_rate(found: dict[str, Any]) -> None:
     found["eval_win_rates"][0][1] = "0.999"
 
 
-@pytest.mark.parametrize("change, fragment", [
-    (_count_one_more_game, "progress_counts"), (_win_rate, "eval_win_rates"), (_scale_weight, "weights: array 0"),
-    (_move_loss, "progress_losses"),
-])
+@pytest.mark.parametrize(
+    "change, fragment",
+    [
+        (_count_one_more_game, "progress_counts"),
+        (_win_rate, "eval_win_rates"),
+        (_scale_weight, "weights: array 0"),
+        (_move_loss, "progress_losses"),
+    ],
+)
 def test_a_changed_run_is_told_apart(change: Callable[[dict[str, Any]], None], fragment: str) -> None:
     record = RECORDED["league_smoke"]
     found = copy.deepcopy(record)

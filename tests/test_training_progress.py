@@ -35,8 +35,9 @@ def test_a_resumed_run_says_where_it_starts_and_a_finished_one_says_nothing(caps
     assert capsys.readouterr().err == ""
 
 
-def test_the_run_loop_prints_the_notice_then_one_rate_up_to_the_total(tmp_path: Path,
-                                                                        capsys: pytest.CaptureFixture) -> None:
+def test_the_run_loop_prints_the_notice_then_one_rate_up_to_the_total(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     run_training(CountingTrainer(), _config(tmp_path, total_timesteps=950), run_dir, resuming=False, progress=True)

@@ -33,8 +33,15 @@ SMOKE = ROOT / "tests" / "support" / "configs" / "smoke.yaml"
 
 # two rollouts of 2 envs x 128 steps, an evaluation after each
 TINY_TRIAL = {
-    "total_timesteps": 512, "n_envs": 2, "algo.n_steps": 128, "algo.batch_size": 64, "algo.n_epochs": 1,
-    "eval.every": 256, "eval.deal_pairs": 2, "eval.opponents": ["random"], "checkpoint_every": 256,
+    "total_timesteps": 512,
+    "n_envs": 2,
+    "algo.n_steps": 128,
+    "algo.batch_size": 64,
+    "algo.n_epochs": 1,
+    "eval.every": 256,
+    "eval.deal_pairs": 2,
+    "eval.opponents": ["random"],
+    "checkpoint_every": 256,
 }
 SPACE = {
     "algo.learning_rate": {"type": "float", "low": 1e-4, "high": 1e-3, "log": True},
@@ -45,9 +52,14 @@ SPACE = {
 
 def write_tune(tmp_path: Path, name: str = "tune.yaml", **fields) -> Path:
     data = {
-        "study": "tiny", "base_config": str(SMOKE), "study_dir": str(tmp_path / "study"), "trial": TINY_TRIAL,
-        "objective": {"deal_pairs": 3}, "sampler": {"seed": 0, "n_startup_trials": 1},
-        "pruner": {"kind": "none"}, "search_space": SPACE,
+        "study": "tiny",
+        "base_config": str(SMOKE),
+        "study_dir": str(tmp_path / "study"),
+        "trial": TINY_TRIAL,
+        "objective": {"deal_pairs": 3},
+        "sampler": {"seed": 0, "n_startup_trials": 1},
+        "pruner": {"kind": "none"},
+        "search_space": SPACE,
     }
     data.update(fields)
     path = tmp_path / name
@@ -64,16 +76,19 @@ def test_shipped_tune_files_are_valid(path):
     assert setup.tune.search_space and setup.experiment({}).total_timesteps > 0
 
 
-@pytest.mark.parametrize("space, field, words", [
-    ({"algo.learning_rate": {"type": "float", "low": 1e-2, "high": 1e-4}}, "algo.learning_rate", "below high"),
-    ({"algo.learning_rat": {"type": "float", "low": 1e-4, "high": 1e-2}}, "algo.learning_rat", "Extra inputs"),
-    ({"algo.gamma": {"type": "float", "low": 0.9, "high": 1.5}}, "algo.gamma", "less than or equal to 1"),
-    ({"algo.n_epochs": {"type": "float", "low": 1.5, "high": 3.0}}, "algo.n_epochs", "integer"),
-    ({"algo.ent_coef": {"type": "float", "low": 0.0, "high": 0.1, "log": True}}, "algo.ent_coef", "low > 0"),
-    ({"algo.activation": {"type": "categorical", "choices": ["tanh", "gelu"]}}, "algo.activation", "'gelu'"),
-    ({"algo.gamma": {"type": "uniform", "low": 0.9, "high": 0.99}}, "algo.gamma", "type"),
-    ({"seed.value": {"type": "int", "low": 0, "high": 3}}, "seed.value", "not a section"),
-])
+@pytest.mark.parametrize(
+    "space, field, words",
+    [
+        ({"algo.learning_rate": {"type": "float", "low": 1e-2, "high": 1e-4}}, "algo.learning_rate", "below high"),
+        ({"algo.learning_rat": {"type": "float", "low": 1e-4, "high": 1e-2}}, "algo.learning_rat", "Extra inputs"),
+        ({"algo.gamma": {"type": "float", "low": 0.9, "high": 1.5}}, "algo.gamma", "less than or equal to 1"),
+        ({"algo.n_epochs": {"type": "float", "low": 1.5, "high": 3.0}}, "algo.n_epochs", "integer"),
+        ({"algo.ent_coef": {"type": "float", "low": 0.0, "high": 0.1, "log": True}}, "algo.ent_coef", "low > 0"),
+        ({"algo.activation": {"type": "categorical", "choices": ["tanh", "gelu"]}}, "algo.activation", "'gelu'"),
+        ({"algo.gamma": {"type": "uniform", "low": 0.9, "high": 0.99}}, "algo.gamma", "type"),
+        ({"seed.value": {"type": "int", "low": 0, "high": 3}}, "seed.value", "not a section"),
+    ],
+)
 def test_bad_search_space_is_rejected_naming_the_field(tmp_path, space, field, words):
     with pytest.raises(ValueError) as err:
         load_tune(write_tune(tmp_path, search_space=space))
@@ -92,8 +107,25 @@ def test_bad_tune_keys_name_the_key(tmp_path):
         load_tune(write_tune(tmp_path, trial={"total_timesteps": 0}))
 
 
-BAD_STUDY_NAMES = ["../../../x", "/tmp/abs", "", "a\nb", "x\n", "a\x00b", "a\u2028b", "a\u2029b", "a\uff0fb",
-                   "x" * 101, ".", "..", "-x", "a b", "a/b", "a\\b", "é"]
+BAD_STUDY_NAMES = [
+    "../../../x",
+    "/tmp/abs",
+    "",
+    "a\nb",
+    "x\n",
+    "a\x00b",
+    "a\u2028b",
+    "a\u2029b",
+    "a\uff0fb",
+    "x" * 101,
+    ".",
+    "..",
+    "-x",
+    "a b",
+    "a/b",
+    "a\\b",
+    "é",
+]
 
 
 @pytest.mark.parametrize("name", BAD_STUDY_NAMES, ids=repr)
@@ -155,8 +187,16 @@ def test_three_processes_creating_one_new_sqlite_study_at_once_all_share_it(tmp_
     """).replace("PROCESSES", str(processes))
     sync = tmp_path / "sync"
     sync.mkdir()
-    procs = [subprocess.Popen([sys.executable, "-c", child, str(k), str(sync), *map(str, files)], cwd=ROOT,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(processes)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", child, str(k), str(sync), *map(str, files)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for k in range(processes)
+    ]
     try:
         outputs = [proc.communicate(timeout=120)[0] for proc in procs]
     finally:
@@ -169,10 +209,18 @@ def test_three_processes_creating_one_new_sqlite_study_at_once_all_share_it(tmp_
         assert [s.study_name for s in optuna.get_all_study_summaries(storage)] == ["tiny"]
 
 
-@pytest.mark.parametrize("where, key", [
-    ("search_space", "run_root"), ("search_space", "name"), ("search_space", "eval.final"),
-    ("search_space", "eval.workers"), ("search_space", "eval"), ("trial", "run_root"), ("trial", "eval.final"),
-])
+@pytest.mark.parametrize(
+    "where, key",
+    [
+        ("search_space", "run_root"),
+        ("search_space", "name"),
+        ("search_space", "eval.final"),
+        ("search_space", "eval.workers"),
+        ("search_space", "eval"),
+        ("trial", "run_root"),
+        ("trial", "eval.final"),
+    ],
+)
 def test_fields_every_trial_sets_are_refused_naming_the_field(tmp_path, where, key):
     value = {"search_space": {key: {"type": "categorical", "choices": ["a", "b"]}}, "trial": {**TINY_TRIAL, key: "x"}}
     with pytest.raises(ValueError) as err:
@@ -200,10 +248,16 @@ def test_per_trial_fields_are_exactly_the_fields_a_trial_config_sets(tmp_path):
     assert {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)} == set(PER_TRIAL_FIELDS)
 
 
-@pytest.mark.parametrize("storage, words", [
-    ("sqlite://", "in-memory"), ("sqlite:///:memory:", "in-memory"), ("sqlite:///file:x?mode=memory&uri=true", "in-memory"),
-    ("nosuchdb://x", "nosuchdb"), ("postgresql://user:secret@127.0.0.1:1/db", "storage postgresql://user:***@"),
-])
+@pytest.mark.parametrize(
+    "storage, words",
+    [
+        ("sqlite://", "in-memory"),
+        ("sqlite:///:memory:", "in-memory"),
+        ("sqlite:///file:x?mode=memory&uri=true", "in-memory"),
+        ("nosuchdb://x", "nosuchdb"),
+        ("postgresql://user:secret@127.0.0.1:1/db", "storage postgresql://user:***@"),
+    ],
+)
 def test_bad_storage_is_one_clear_error_without_the_password(tmp_path, storage, words):
     setup = load_tune(write_tune(tmp_path, storage=storage))
     with pytest.raises(ValueError) as err:
@@ -224,7 +278,9 @@ def test_an_empty_storage_or_study_dir_is_refused(tmp_path):
             load_tune(write_tune(tmp_path, **{field: ""}))
 
 
-@pytest.mark.parametrize("trials, workers", [(0, 1), (-1, 1), (True, 1), (1.5, 1), ("3", 1), (1, 0), (1, False), (1, 100_000)])
+@pytest.mark.parametrize(
+    "trials, workers", [(0, 1), (-1, 1), (True, 1), (1.5, 1), ("3", 1), (1, 0), (1, False), (1, 100_000)]
+)
 def test_bad_trial_or_worker_counts_are_refused_before_the_study_is_opened(tmp_path, trials, workers):
     setup = load_tune(write_tune(tmp_path))
     with pytest.raises(ValueError, match="trials" if workers == 1 else "workers"):
@@ -294,14 +350,23 @@ def test_two_trial_study_writes_run_dirs_report_and_a_trainable_best_config(tmp_
 
 
 def test_a_trial_below_the_median_is_pruned_and_stops_training(tmp_path):
-    setup = load_tune(write_tune(
-        tmp_path, pruner={"kind": "median", "n_startup_trials": 1, "n_warmup_steps": 0},
-        search_space={"algo.learning_rate": SPACE["algo.learning_rate"]}))
+    setup = load_tune(
+        write_tune(
+            tmp_path,
+            pruner={"kind": "median", "n_startup_trials": 1, "n_warmup_steps": 0},
+            search_space={"algo.learning_rate": SPACE["algo.learning_rate"]},
+        )
+    )
     # a finished trial with impossible intermediate win rates (2.0): any real trial is below the median
     study = open_study(setup)
-    study.add_trial(optuna.create_trial(
-        params={"algo.learning_rate": 3e-4}, distributions={"algo.learning_rate": FloatDistribution(1e-4, 1e-3, log=True)},
-        value=2.0, intermediate_values={256: 2.0, 512: 2.0}))
+    study.add_trial(
+        optuna.create_trial(
+            params={"algo.learning_rate": 3e-4},
+            distributions={"algo.learning_rate": FloatDistribution(1e-4, 1e-3, log=True)},
+            value=2.0,
+            intermediate_values={256: 2.0, 512: 2.0},
+        )
+    )
     study = run_study(setup, trials=2, progress=False)
     trial = study.trials[1]
     assert trial.state == TrialState.PRUNED and trial.last_step == 256
@@ -314,10 +379,14 @@ def test_a_trial_below_the_median_is_pruned_and_stops_training(tmp_path):
 def test_the_first_trial_tries_the_base_values_and_the_summary_says_so(tmp_path):
     setup = load_tune(write_tune(tmp_path))
     base = load_experiment(SMOKE)
-    assert setup.base_values() == {"algo.learning_rate": base.algo.learning_rate,
-                                   "algo.n_epochs": base.algo.n_epochs, "algo.net_arch": "[32, 32]"}
-    narrow = load_tune(write_tune(tmp_path, "narrow.yaml",
-                                  search_space={"algo.n_epochs": {"type": "int", "low": 3, "high": 4}}))
+    assert setup.base_values() == {
+        "algo.learning_rate": base.algo.learning_rate,
+        "algo.n_epochs": base.algo.n_epochs,
+        "algo.net_arch": "[32, 32]",
+    }
+    narrow = load_tune(
+        write_tune(tmp_path, "narrow.yaml", search_space={"algo.n_epochs": {"type": "int", "low": 3, "high": 4}})
+    )
     assert narrow.base_values() == {"algo.n_epochs": None}  # smoke's 2 lies outside: not enqueued
     study = run_study(setup, trials=1, progress=False)
     assert study.trials[0].params == setup.base_values()
@@ -329,9 +398,12 @@ def test_a_trial_of_a_killed_worker_is_marked_failed_and_the_study_resumes(tmp_p
     heartbeat = {"interval": 1, "grace_period": 2, "max_retry": 1}
     long_trial = {**TINY_TRIAL, "total_timesteps": 10_000_000}
     tune_file = write_tune(tmp_path, "long.yaml", trial=long_trial, heartbeat=heartbeat)
-    proc = subprocess.Popen([sys.executable, "-m", "tacocat.cli.app", "tune", "--config", str(tune_file),
-                             "--trials", "1", "--no-progress"], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tacocat.cli.app", "tune", "--config", str(tune_file), "--trials", "1", "--no-progress"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     setup = load_tune(write_tune(tmp_path, "short.yaml", heartbeat=heartbeat))  # same study and storage
     deadline = time.time() + 120
     while time.time() < deadline and not list((tmp_path / "study").glob("trials/*/checkpoints/ckpt_*.json")):
@@ -369,16 +441,18 @@ def test_cli_errors_are_one_clear_line(tmp_path):
     bad_space = write_tune(tmp_path, search_space={"algo.gamma": {"type": "float", "low": 0.9, "high": 2.0}})
     assert "search_space.algo.gamma" in _one_line_error(["--config", str(bad_space), "--trials", "1"])
     good = write_tune(tmp_path)
-    assert "storage nosuchdb://x" in _one_line_error(["--config", str(good), "--trials", "1",
-                                                      "--storage", "nosuchdb://x"])
+    assert "storage nosuchdb://x" in _one_line_error(
+        ["--config", str(good), "--trials", "1", "--storage", "nosuchdb://x"]
+    )
     assert "storage" in _one_line_error(["--config", str(good), "--trials", "1", "--storage", "not a url"])
     result = CliRunner().invoke(app, ["tune", "--config", str(good), "--trials", "0"])
     assert result.exit_code == 2 and "--trials" in result.output
 
 
 def test_cli_runs_a_study_and_names_the_best_config(tmp_path):
-    result = CliRunner().invoke(app, ["tune", "--config", str(write_tune(tmp_path)), "--trials", "1",
-                                      "--study", "renamed", "--no-progress"])
+    result = CliRunner().invoke(
+        app, ["tune", "--config", str(write_tune(tmp_path)), "--trials", "1", "--study", "renamed", "--no-progress"]
+    )
     assert result.exit_code == 0, result.output
     assert "tacocat train --config" in result.output
     assert optuna.load_study(study_name="renamed", storage=f"sqlite:///{tmp_path / 'study' / 'study.db'}").trials
@@ -395,8 +469,13 @@ def test_two_workers_share_one_study(tmp_path):
 # any backend: a study on the default one, the league
 # ---------------------------------------------------------------------------------------
 LEAGUE_SMOKE = ROOT / "tests" / "support" / "configs" / "league_smoke.yaml"
-LEAGUE_TRIAL = {"total_timesteps": 512, "eval.every": 256, "eval.deal_pairs": 2, "eval.opponents": ["random"],
-                "checkpoint_every": 256}
+LEAGUE_TRIAL = {
+    "total_timesteps": 512,
+    "eval.every": 256,
+    "eval.deal_pairs": 2,
+    "eval.opponents": ["random"],
+    "checkpoint_every": 256,
+}
 #: the entropy weight, not the learning rate: it is an argument of the compiled iteration, so the
 #: trials share league_smoke.yaml's compilation (the XLA cache, tests/conftest.py)
 LEAGUE_SPACE = {
@@ -408,7 +487,9 @@ LEAGUE_SPACE = {
 
 @pytest.mark.slow  # two league trials compile twice: over 15 s on the 2-core machine
 def test_a_league_study_tunes_the_default_backend(tmp_path):
-    setup = load_tune(write_tune(tmp_path, base_config=str(LEAGUE_SMOKE), trial=LEAGUE_TRIAL, search_space=LEAGUE_SPACE))
+    setup = load_tune(
+        write_tune(tmp_path, base_config=str(LEAGUE_SMOKE), trial=LEAGUE_TRIAL, search_space=LEAGUE_SPACE)
+    )
     study = run_study(setup, trials=2, progress=False)
     assert [t.state for t in study.trials] == [TrialState.COMPLETE] * 2
     runs = [Path(t.user_attrs["run_dir"]) for t in study.trials]

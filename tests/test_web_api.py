@@ -122,8 +122,12 @@ def test_a_preset_and_a_rule_variant(client):
     game = _store(client).get(data["game"])
     assert game.state.rules.config == config
     while not data["over"]:
-        data = _ok(client.post(f"/api/games/{data['game']}/move",
-                               json={"action": data["moves"][-1]["action"], "version": data["version"]}))
+        data = _ok(
+            client.post(
+                f"/api/games/{data['game']}/move",
+                json={"action": data["moves"][-1]["action"], "version": data["version"]},
+            )
+        )
     assert game.state.is_over
 
 
@@ -192,8 +196,12 @@ def test_every_response_to_the_player_is_the_same_whatever_the_opponent_holds(cl
                 data = here.json()
         phases.add(game.state.phase)
         if not data["over"]:
-            data = _ok(client.post(f"/api/games/{game_id}/move",
-                                   json={"action": data["moves"][-1]["action"], "version": data["version"]}))
+            data = _ok(
+                client.post(
+                    f"/api/games/{game_id}/move",
+                    json={"action": data["moves"][-1]["action"], "version": data["version"]},
+                )
+            )
     assert checked >= 20 and changed >= 3
     assert {Phase.REPLACE, Phase.DUEL} <= phases
     # and the finished game: the file and everything else shown afterwards may tell all
@@ -275,25 +283,28 @@ def _raw(client: TestClient, path: str, content: bytes, kind: str = "application
     return client.post(path, content=content, headers={"content-type": kind})
 
 
-@pytest.mark.parametrize("content, kind, status, words", [
-    (b"{", "application/json", 400, ["not valid JSON"]),
-    (b"", "application/json", 400, ["not valid JSON"]),
-    (b"\xff\xfe", "application/json", 400, ["not valid JSON"]),
-    (b"[1, 2]", "application/json", 400, ["JSON object", "list"]),
-    (b"[" * 30_000 + b"]" * 30_000, "application/json", 400, ["not valid JSON"]),
-    (b'{"action": 1, "version": 0, "extra": 1}', "application/json", 400, ["extra"]),
-    (b'{"action": "1", "version": 0}', "application/json", 400, ["action"]),
-    (b'{"action": true, "version": 0}', "application/json", 400, ["action"]),
-    (b'{"action": 1.0, "version": 0}', "application/json", 400, ["action"]),
-    (b'{"action": NaN, "version": 0}', "application/json", 400, ["action"]),
-    (b'{"action": -1, "version": 0}', "application/json", 400, ["action"]),
-    (b'{"action": 10000000, "version": 0}', "application/json", 400, ["action"]),
-    (b'{"action": 1' + b"0" * 5000 + b', "version": 0}', "application/json", 400, ["not valid JSON"]),
-    (b'{"action": 1}', "application/json", 400, ["version"]),
-    (b'{"action": 1, "version": 0}', "text/plain", 415, ["application/json"]),
-    (b'{"action": 1, "version": 0}', "", 415, ["application/json"]),
-    (b'{"action": 1, "version": 0, "pad": "' + b"x" * MAX_BODY + b'"}', "application/json", 413, ["64 KB"]),
-])
+@pytest.mark.parametrize(
+    "content, kind, status, words",
+    [
+        (b"{", "application/json", 400, ["not valid JSON"]),
+        (b"", "application/json", 400, ["not valid JSON"]),
+        (b"\xff\xfe", "application/json", 400, ["not valid JSON"]),
+        (b"[1, 2]", "application/json", 400, ["JSON object", "list"]),
+        (b"[" * 30_000 + b"]" * 30_000, "application/json", 400, ["not valid JSON"]),
+        (b'{"action": 1, "version": 0, "extra": 1}', "application/json", 400, ["extra"]),
+        (b'{"action": "1", "version": 0}', "application/json", 400, ["action"]),
+        (b'{"action": true, "version": 0}', "application/json", 400, ["action"]),
+        (b'{"action": 1.0, "version": 0}', "application/json", 400, ["action"]),
+        (b'{"action": NaN, "version": 0}', "application/json", 400, ["action"]),
+        (b'{"action": -1, "version": 0}', "application/json", 400, ["action"]),
+        (b'{"action": 10000000, "version": 0}', "application/json", 400, ["action"]),
+        (b'{"action": 1' + b"0" * 5000 + b', "version": 0}', "application/json", 400, ["not valid JSON"]),
+        (b'{"action": 1}', "application/json", 400, ["version"]),
+        (b'{"action": 1, "version": 0}', "text/plain", 415, ["application/json"]),
+        (b'{"action": 1, "version": 0}', "", 415, ["application/json"]),
+        (b'{"action": 1, "version": 0, "pad": "' + b"x" * MAX_BODY + b'"}', "application/json", 413, ["64 KB"]),
+    ],
+)
 def test_a_malformed_or_oversized_move_is_refused_and_changes_nothing(client, game, content, kind, status, words):
     path = f"/api/games/{game['game']}"
     before = client.get(path).content
@@ -304,8 +315,12 @@ def test_a_malformed_or_oversized_move_is_refused_and_changes_nothing(client, ga
 def test_a_body_with_many_problems_is_refused_in_one_bounded_line(client, game):
     """Every field wrong, and a thousand unknown ones: the first five problems named, the rest counted."""
     body = {"action": "x", "version": -1, **{f"extra_{i}": i for i in range(1000)}}
-    message = _refused(client.post(f"/api/games/{game['game']}/move", json=body), 400,
-                       "invalid MoveRequest: action: Input should be a valid integer; version:", "and 997 more")
+    message = _refused(
+        client.post(f"/api/games/{game['game']}/move", json=body),
+        400,
+        "invalid MoveRequest: action: Input should be a valid integer; version:",
+        "and 997 more",
+    )
     assert message.count(";") == 5 and len(message) < 400
 
 
@@ -315,8 +330,12 @@ def test_illegal_and_stale_moves_are_refused_and_change_nothing(client, game):
     legal = {m["action"] for m in game["moves"]}
     illegal = next(a for a in range(100) if a not in legal)
     _refused(client.post(f"{path}/move", json={"action": illegal, "version": 0}), 400, "illegal move", "legal moves")
-    _refused(client.post(f"{path}/move", json={"action": 5000, "version": 0}), 400, "not an action of these rules",
-             "legal moves")
+    _refused(
+        client.post(f"{path}/move", json={"action": 5000, "version": 0}),
+        400,
+        "not an action of these rules",
+        "legal moves",
+    )
     _refused(client.post(f"{path}/move", json={"action": _first_move(game), "version": 1}), 409, "stale")
     assert client.get(path).content == before
     moved = _ok(client.post(f"{path}/move", json={"action": _first_move(game), "version": 0}))
@@ -328,43 +347,60 @@ def test_illegal_and_stale_moves_are_refused_and_change_nothing(client, game):
 def test_a_finished_game_takes_no_move(client):
     data = _play(client, opponent="random", preset="tiny", seed=1)
     while not data["over"]:
-        data = _ok(client.post(f"/api/games/{data['game']}/move",
-                               json={"action": _first_move(data), "version": data["version"]}))
+        data = _ok(
+            client.post(
+                f"/api/games/{data['game']}/move", json={"action": _first_move(data), "version": data["version"]}
+            )
+        )
     before = client.get(f"/api/games/{data['game']}").content
-    _refused(client.post(f"/api/games/{data['game']}/move", json={"action": 0, "version": data["version"]}),
-             409, "over")
+    _refused(
+        client.post(f"/api/games/{data['game']}/move", json={"action": 0, "version": data["version"]}), 409, "over"
+    )
     assert client.get(f"/api/games/{data['game']}").content == before
 
 
-@pytest.mark.parametrize("path, body, status, words", [
-    ("/api/play", {"opponent": "nobody"}, 400, ["opponent", "unknown agent 'nobody'"]),
-    ("/api/play", {"opponent": "search:simulations=-3"}, 400, ["opponent", "simulations"]),
-    ("/api/play", {"opponent": "search:depth=3"}, 400, ["no parameter 'depth'"]),
-    ("/api/play", {"opponent": "league:path=/no/such/policy.npz"}, 400, ["opponent"]),
-    ("/api/play", {"opponent": "champion", "preset": "skirmish"}, 400, ["opponent", "trained for another ruleset"]),
-    ("/api/play", {"opponent": "human"}, 400, ["unknown agent"]),
-    ("/api/play", {"opponent": ""}, 400, ["opponent"]),
-    ("/api/play", {"opponent": "x" * 2000}, 400, ["opponent"]),
-    ("/api/play", {"seat": 2}, 400, ["seat"]),
-    ("/api/play", {"seat": True}, 400, ["seat"]),
-    ("/api/play", {"seed": -1}, 400, ["seed"]),
-    ("/api/play", {"seed": 2**40}, 400, ["seed"]),
-    ("/api/play", {"preset": "huge"}, 400, ["unknown rules preset 'huge'"]),
-    ("/api/play", {"opponent": "random", "rules": {"deck": {}}}, 400, ["rules", "deck"]),
-    ("/api/play", {"opponent": "random", "rules": {"board": [4] * 300}}, 400, ["rules", "board"]),
-    ("/api/play", {"opponent": "random", "rules": {"colour": "red"}}, 400, ["rules", "colour"]),
-    ("/api/play", {"opponent": "random", "rules": [1]}, 400, ["rules"]),
-    ("/api/watch", {"agents": ["random"]}, 400, ["agents"]),
-    ("/api/watch", {"agents": ["random", "nobody"]}, 400, ["agents[1]", "unknown agent"]),
-    ("/api/replay", {"text": "{seed: 1\n"}, 400, ["line 1", "not valid JSON"]),
-    ("/api/replay", {"text": "\n\n"}, 400, ["no games"]),
-    ("/api/replay", {"text": '{"a": 1}\n'}, 400, ["line 1", "not a game record"]),
-    ("/api/replay", {"text": '{"seed": -1, "actions": []}\n'}, 400, ["line 1", "seed"]),
-    ("/api/replay", {"text": '{"seed": 1, "rules": {}, "actions": [[0, 999]]}\n'}, 400, ["replayed", "out of range"]),
-    ("/api/replay", {"text": '{"seed": 1, "rules": {}, "actions": [], "ruleset_hash": "0"}\n'}, 400, ["hash mismatch"]),
-    ("/api/replay", {"text": '{"seed": 1, "actions": []}\n'}, 400, ["replayed", "no 'rules'"]),
-    ("/api/replay", {"text": '{"seed": 1, "actions": []}\n', "game": 3}, 400, ["game 3", "holds 1 game"]),
-])
+@pytest.mark.parametrize(
+    "path, body, status, words",
+    [
+        ("/api/play", {"opponent": "nobody"}, 400, ["opponent", "unknown agent 'nobody'"]),
+        ("/api/play", {"opponent": "search:simulations=-3"}, 400, ["opponent", "simulations"]),
+        ("/api/play", {"opponent": "search:depth=3"}, 400, ["no parameter 'depth'"]),
+        ("/api/play", {"opponent": "league:path=/no/such/policy.npz"}, 400, ["opponent"]),
+        ("/api/play", {"opponent": "champion", "preset": "skirmish"}, 400, ["opponent", "trained for another ruleset"]),
+        ("/api/play", {"opponent": "human"}, 400, ["unknown agent"]),
+        ("/api/play", {"opponent": ""}, 400, ["opponent"]),
+        ("/api/play", {"opponent": "x" * 2000}, 400, ["opponent"]),
+        ("/api/play", {"seat": 2}, 400, ["seat"]),
+        ("/api/play", {"seat": True}, 400, ["seat"]),
+        ("/api/play", {"seed": -1}, 400, ["seed"]),
+        ("/api/play", {"seed": 2**40}, 400, ["seed"]),
+        ("/api/play", {"preset": "huge"}, 400, ["unknown rules preset 'huge'"]),
+        ("/api/play", {"opponent": "random", "rules": {"deck": {}}}, 400, ["rules", "deck"]),
+        ("/api/play", {"opponent": "random", "rules": {"board": [4] * 300}}, 400, ["rules", "board"]),
+        ("/api/play", {"opponent": "random", "rules": {"colour": "red"}}, 400, ["rules", "colour"]),
+        ("/api/play", {"opponent": "random", "rules": [1]}, 400, ["rules"]),
+        ("/api/watch", {"agents": ["random"]}, 400, ["agents"]),
+        ("/api/watch", {"agents": ["random", "nobody"]}, 400, ["agents[1]", "unknown agent"]),
+        ("/api/replay", {"text": "{seed: 1\n"}, 400, ["line 1", "not valid JSON"]),
+        ("/api/replay", {"text": "\n\n"}, 400, ["no games"]),
+        ("/api/replay", {"text": '{"a": 1}\n'}, 400, ["line 1", "not a game record"]),
+        ("/api/replay", {"text": '{"seed": -1, "actions": []}\n'}, 400, ["line 1", "seed"]),
+        (
+            "/api/replay",
+            {"text": '{"seed": 1, "rules": {}, "actions": [[0, 999]]}\n'},
+            400,
+            ["replayed", "out of range"],
+        ),
+        (
+            "/api/replay",
+            {"text": '{"seed": 1, "rules": {}, "actions": [], "ruleset_hash": "0"}\n'},
+            400,
+            ["hash mismatch"],
+        ),
+        ("/api/replay", {"text": '{"seed": 1, "actions": []}\n'}, 400, ["replayed", "no 'rules'"]),
+        ("/api/replay", {"text": '{"seed": 1, "actions": []}\n', "game": 3}, 400, ["game 3", "holds 1 game"]),
+    ],
+)
 def test_bad_game_requests_are_refused(client, path, body, status, words):
     games = len(_store(client))
     _refused(client.post(path, json=body), status, *words)
@@ -383,8 +419,17 @@ def test_an_oversized_game_file_is_refused(client):
     _refused(client.post("/api/replay", json={"text": text}), 413, "KB")
 
 
-@pytest.mark.parametrize("path", ["/api/games/nosuchgame", "/api/games/" + "a" * 65, "/api/games/..%2F..%2Fetc",
-                                  "/api/games/nosuchgame/file", "/api/nothing", "/static/nothing.js"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/games/nosuchgame",
+        "/api/games/" + "a" * 65,
+        "/api/games/..%2F..%2Fetc",
+        "/api/games/nosuchgame/file",
+        "/api/nothing",
+        "/static/nothing.js",
+    ],
+)
 def test_unknown_game_ids_and_routes_are_404(client, path):
     _refused(client.get(path), 404)
 
@@ -395,7 +440,9 @@ def test_moves_steps_and_frames_go_to_the_right_kind_of_game(client, game):
     before = client.get(path).content
     _refused(client.post(f"{path}/step", json={"version": 0}), 400, "between agents")
     _refused(client.get(f"{path}/frames/0"), 400, "replay")
-    _refused(client.post(f"/api/games/{watched['game']}/move", json={"action": 0, "version": 0}), 400, "against an agent")
+    _refused(
+        client.post(f"/api/games/{watched['game']}/move", json={"action": 0, "version": 0}), 400, "against an agent"
+    )
     _refused(client.post(f"/api/games/{game['game']}/move", json={"action": 0}), 400, "version")
     _refused(client.get(f"/api/games/{game['game']}/move"), 405)
     replayed = _ok(client.post("/api/replay", json={"text": _game_file(4)}))
@@ -452,8 +499,9 @@ def test_game_ids_are_unguessable_and_the_store_is_bounded():
 
 
 def test_a_local_server_answers_only_requests_for_this_machine():
-    client = TestClient(create_app(allowed_hosts=server.answered_hosts("127.0.0.1", [])),
-                        base_url="http://127.0.0.1:8000")
+    client = TestClient(
+        create_app(allowed_hosts=server.answered_hosts("127.0.0.1", [])), base_url="http://127.0.0.1:8000"
+    )
     _ok(client.get("/api/options"))
     assert client.get("/api/options", headers={"host": "localhost:8000"}).status_code == 200
     _refused(client.get("/api/options", headers={"host": "evil.example"}), 400, "evil.example")

@@ -119,8 +119,11 @@ def test_a_whole_game_against_the_champion_under_the_default_rules(page):
         page.wait_for_selector(f"#play[data-version='{moves}'][data-busy=false]")
         assert page.inner_html("#play .table") != before  # the table answers every move
     assert moves > 10
-    assert page.text_content("#play .note") in ("Game over: You won!", "Game over: champion won.",
-                                                 "Game over: No winner: the game was truncated.")
+    assert page.text_content("#play .note") in (
+        "Game over: You won!",
+        "Game over: champion won.",
+        "Game over: No winner: the game was truncated.",
+    )
 
 
 def test_an_illegal_move_cannot_be_sent(page):

@@ -58,8 +58,12 @@ def _long_game(actions: int, pad_to: int = 0) -> str:
     for _ in range(actions):
         legal = legal_actions(state)
         apply_action(state, legal[rng.integers(len(legal))])
-    game = {"seed": 1, "rules": LONG_RULES.canonical_dict(), "agents": ["random", "random"],
-            "actions": [list(entry) for entry in state.actions]}
+    game = {
+        "seed": 1,
+        "rules": LONG_RULES.canonical_dict(),
+        "agents": ["random", "random"],
+        "actions": [list(entry) for entry in state.actions],
+    }
     line = json.dumps(game, separators=(",", ":"))
     if pad_to:
         game["comment"] = "x" * (pad_to - len(line) - len(',"comment":""'))
@@ -104,8 +108,9 @@ def test_every_frame_of_a_replay_is_the_state_after_its_steps():
     client = TestClient(create_app())
     game_id = _ok(client.post("/api/replay", json={"text": text}))["game"]
     values = states[0].rules.values
-    for step in sorted({0, 1, CHECKPOINT_EVERY - 1, CHECKPOINT_EVERY, CHECKPOINT_EVERY + 1, 2 * CHECKPOINT_EVERY + 7,
-                        len(states) - 1}):
+    for step in sorted(
+        {0, 1, CHECKPOINT_EVERY - 1, CHECKPOINT_EVERY, CHECKPOINT_EVERY + 1, 2 * CHECKPOINT_EVERY + 7, len(states) - 1}
+    ):
         frame = _ok(client.get(f"/api/games/{game_id}/frames/{step}"))
         state = states[step]
         assert frame["svg"] == render_svg(state, reveal=True, names=("random", "random"))
@@ -127,20 +132,25 @@ def test_the_longest_replay_a_file_may_hold(capsys):
     last = time.perf_counter() - started
     held, peak, _ = _replay_held_bytes(client, text)
     with capsys.disabled():
-        print(f"\n{len(text):,} bytes, 100,000 actions: load {load:.2f} s, last frame {last * 1000:.0f} ms "
-              f"({len(frame.content) / 1e6:.1f} MB), held {held / 1e6:.1f} MB, peak {peak / 1e6:.1f} MB (tracemalloc)")
+        print(
+            f"\n{len(text):,} bytes, 100,000 actions: load {load:.2f} s, last frame {last * 1000:.0f} ms "
+            f"({len(frame.content) / 1e6:.1f} MB), held {held / 1e6:.1f} MB, peak {peak / 1e6:.1f} MB (tracemalloc)"
+        )
     assert held < 40e6 and peak < 100e6 and load < 20 and last < 2, (held, peak, load, last)
 
 
 # ---------------------------------------------------------------------------------------
 # defect 5: caps, a deadline, cancellation, and a pool of their own for slow agents
 # ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("spec, words", [
-    ("search:simulations=1000000000", ["simulations", "from 1 to 1000"]),
-    ("search:simulations=1001", ["from 1 to 1000"]),
-    ("ismcts:simulations=101", ["from 1 to 100"]),
-    ("ismcts:rollouts=100", ["no parameter 'rollouts'"]),
-])
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ("search:simulations=1000000000", ["simulations", "from 1 to 1000"]),
+        ("search:simulations=1001", ["from 1 to 1000"]),
+        ("ismcts:simulations=101", ["from 1 to 100"]),
+        ("ismcts:rollouts=100", ["no parameter 'rollouts'"]),
+    ],
+)
 def test_search_budgets_are_capped(spec, words):
     client = TestClient(create_app())
     for route, body in (("watch", {"agents": ["random", spec]}), ("play", {"opponent": spec, "seat": 0})):
@@ -168,8 +178,12 @@ def test_a_move_past_its_deadline_changes_nothing_and_can_be_made_again():
     game = client.app.state.games.get(data["game"])
     state, generator = list(game.state.actions), game.agent.rng.bit_generator.state
     began = _slowed(game, 0.2)
-    _refused(client.post(f"/api/games/{data['game']}/move", json={"action": _first_move(data), "version": 0}),
-             503, "did not finish within 0.3 s", "nothing was changed")
+    _refused(
+        client.post(f"/api/games/{data['game']}/move", json={"action": _first_move(data), "version": 0}),
+        503,
+        "did not finish within 0.3 s",
+        "nothing was changed",
+    )
     assert 2 <= len(began) <= 3  # of the 6 actions the move needs: stopped at the first check past the deadline
     assert game.state.actions == state and game.version == 0 and game.agent.rng.bit_generator.state == generator
     del game.agent.act  # (the agent's own again)
@@ -184,16 +198,21 @@ def test_a_move_whose_client_went_away_stops():
     with BackgroundServer(app=app) as url:
         host, port = url.removeprefix("http://").split(":")
         connection = http.client.HTTPConnection(host, int(port), timeout=30)
-        connection.request("POST", "/api/play", json.dumps({"opponent": "search:simulations=1", "seed": 2}),
-                           {"content-type": "application/json"})
+        connection.request(
+            "POST",
+            "/api/play",
+            json.dumps({"opponent": "search:simulations=1", "seed": 2}),
+            {"content-type": "application/json"},
+        )
         data = json.loads(connection.getresponse().read())
         game = app.state.games.get(data["game"])
         began = _slowed(game, 0.3)
         body = json.dumps({"action": _first_move(data), "version": 0}).encode()
         with socket.create_connection((host, int(port))) as sock:
-            sock.sendall(b"POST /api/games/%s/move HTTP/1.1\r\nHost: %s:%s\r\ncontent-type: application/json\r\n"
-                         b"content-length: %d\r\n\r\n%s" % (data["game"].encode(), host.encode(), port.encode(),
-                                                           len(body), body))
+            sock.sendall(
+                b"POST /api/games/%s/move HTTP/1.1\r\nHost: %s:%s\r\ncontent-type: application/json\r\n"
+                b"content-length: %d\r\n\r\n%s" % (data["game"].encode(), host.encode(), port.encode(), len(body), body)
+            )
             waiting = time.monotonic() + 10
             while not began and time.monotonic() < waiting:
                 time.sleep(0.01)
@@ -222,8 +241,14 @@ def test_fifty_slow_moves_pending_do_not_hold_up_a_new_game(capsys):
 
         games = [post("/api/play", {"opponent": SLOW, "seed": seed})[1] for seed in range(50)]
         answers: list[tuple[int, dict]] = []
-        threads = [threading.Thread(target=lambda d=d: answers.append(
-            post(f"/api/games/{d['game']}/move", {"action": _first_move(d), "version": 0}))) for d in games]
+        threads = [
+            threading.Thread(
+                target=lambda d=d: answers.append(
+                    post(f"/api/games/{d['game']}/move", {"action": _first_move(d), "version": 0})
+                )
+            )
+            for d in games
+        ]
         for thread in threads:
             thread.start()
         waiting = time.monotonic() + 30
@@ -239,8 +264,10 @@ def test_fifty_slow_moves_pending_do_not_hold_up_a_new_game(capsys):
         for thread in threads:
             thread.join(timeout=30)
     with capsys.disabled():
-        print(f"\nnew games against random with {pending}-50 slow moves waiting: "
-              f"median {sorted(latencies)[2] * 1000:.0f} ms, at most {max(latencies) * 1000:.0f} ms")
+        print(
+            f"\nnew games against random with {pending}-50 slow moves waiting: "
+            f"median {sorted(latencies)[2] * 1000:.0f} ms, at most {max(latencies) * 1000:.0f} ms"
+        )
     assert statuses == {200} and max(latencies) < 1.0, latencies
     assert len(answers) == 50 and {s for s, _ in answers} <= {200, 503}
     for status, body in answers:
@@ -261,8 +288,11 @@ def test_a_game_in_progress_is_not_dropped_for_another_clients_games():
     assert len(store) == 3 and all(client.get(f"/api/games/{i}").status_code == 200 for i in mine)
     data = client.get(f"/api/games/{mine[0]}").json()
     while not data["over"]:  # a finished game may go
-        data = _ok(client.post(f"/api/games/{mine[0]}/move",
-                               json={"action": data["moves"][0]["action"], "version": data["version"]}))
+        data = _ok(
+            client.post(
+                f"/api/games/{mine[0]}/move", json={"action": data["moves"][0]["action"], "version": data["version"]}
+            )
+        )
     new = _ok(client.post("/api/play", json={"opponent": "random"}))["game"]
     assert client.get(f"/api/games/{mine[0]}").status_code == 404
     store.get(mine[1]).used -= IDLE_S + 1  # and so may one left idle

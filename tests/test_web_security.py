@@ -79,8 +79,11 @@ def test_torch_threads_is_never_accepted_over_http(crafted, served):
     model, _ = crafted
     before = torch.get_num_threads()
     client = _client(served)
-    _refused(client.post("/api/play", json={"opponent": f"ppo:path={model},torch_threads={before + 1}"}), 400,
-             "no parameter 'torch_threads'")
+    _refused(
+        client.post("/api/play", json={"opponent": f"ppo:path={model},torch_threads={before + 1}"}),
+        400,
+        "no parameter 'torch_threads'",
+    )
     assert torch.get_num_threads() == before
 
 
@@ -108,13 +111,25 @@ def test_policy_paths_must_lie_in_a_served_folder_and_are_refused_alike(served, 
     (served / "link.npz").symlink_to(outside / "secret.npz")
     client = _client(served)
     assert client.post("/api/play", json={"opponent": f"league:path={served / 'good.npz'}"}).status_code == 200
-    refused = [outside / "secret.npz", served / "link.npz", served / ".." / "outside" / "secret.npz",
-               served / "missing.npz", served / "sub", served / "notzip.npz", Path("/etc/passwd"),
-               Path("/nonexistent/x.npz"), Path("/etc"), tmp_path, Path(f"{served}/a\x00b")]
+    refused = [
+        outside / "secret.npz",
+        served / "link.npz",
+        served / ".." / "outside" / "secret.npz",
+        served / "missing.npz",
+        served / "sub",
+        served / "notzip.npz",
+        Path("/etc/passwd"),
+        Path("/nonexistent/x.npz"),
+        Path("/etc"),
+        tmp_path,
+        Path(f"{served}/a\x00b"),
+    ]
     messages = set()
     for path in refused:
-        for route, body in (("play", {"opponent": f'league:path="{path}"'}),
-                            ("watch", {"agents": ["random", f"rllib:path={path}"]})):
+        for route, body in (
+            ("play", {"opponent": f'league:path="{path}"'}),
+            ("watch", {"agents": ["random", f"rllib:path={path}"]}),
+        ):
             message = _refused(client.post(f"/api/{route}", json=body), 400)
             assert str(path) not in message and path.name not in message
             messages.add(message.split(": ", 1)[1])
@@ -139,15 +154,18 @@ def test_serve_takes_only_folders_for_policies(tmp_path):
     assert server.served_agents([tmp_path]).folders == (tmp_path.resolve(),)
 
 
-@pytest.mark.parametrize("spec, words", [
-    ("search:simulations=1001", ["simulations", "from 1 to 1000"]),
-    ("search:belief=maybe", ["belief", "one of on, off, soft"]),
-    ("counter:samples=100000", ["samples", "from 1 to 256"]),
-    ("planner:sacrifice_rate=nan", ["sacrifice_rate"]),
-    ("champion:deterministic=maybe", ["deterministic", "true or false"]),
-    ("random:seed=1", ["no parameter 'seed'"]),
-    ("human", ["unknown agent 'human'"]),
-])
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ("search:simulations=1001", ["simulations", "from 1 to 1000"]),
+        ("search:belief=maybe", ["belief", "one of on, off, soft"]),
+        ("counter:samples=100000", ["samples", "from 1 to 256"]),
+        ("planner:sacrifice_rate=nan", ["sacrifice_rate"]),
+        ("champion:deterministic=maybe", ["deterministic", "true or false"]),
+        ("random:seed=1", ["no parameter 'seed'"]),
+        ("human", ["unknown agent 'human'"]),
+    ],
+)
 def test_parameters_are_checked_against_the_allow_list(spec, words):
     client = TestClient(create_app())
     _refused(client.post("/api/watch", json={"agents": [spec, "random"]}), 400, "agents[0]", *words)
@@ -206,8 +224,12 @@ def test_allowed_hosts_are_host_names_or_addresses(text):
 
 
 def test_allowed_host_addresses_are_written_as_host_headers_write_them():
-    assert [server.host_name(t) for t in ("192.168.1.5", "::1", "[fe80::1]", "Tacocat.Lan")] == \
-        ["192.168.1.5", "[::1]", "[fe80::1]", "tacocat.lan"]
+    assert [server.host_name(t) for t in ("192.168.1.5", "::1", "[fe80::1]", "Tacocat.Lan")] == [
+        "192.168.1.5",
+        "[::1]",
+        "[fe80::1]",
+        "tacocat.lan",
+    ]
 
 
 # ---------------------------------------------------------------------------------------
@@ -218,8 +240,7 @@ def _line(**changes) -> str:
     return json.dumps({**game_to_dict(record, ["random", "random"], preset_config("tiny")), **changes})
 
 
-@pytest.mark.parametrize("text", [_line(agents=["\ud800", "random"]), _line(note="\udfff"),
-                                  _line(rules={"\ud800": 1})])
+@pytest.mark.parametrize("text", [_line(agents=["\ud800", "random"]), _line(note="\udfff"), _line(rules={"\ud800": 1})])
 def test_a_game_file_with_a_lone_surrogate_is_refused_and_not_kept(text):
     client = TestClient(create_app(), raise_server_exceptions=False)
     _refused(client.post("/api/replay", json={"text": text}), 400, "not valid Unicode")
@@ -237,8 +258,9 @@ def test_a_request_with_a_lone_surrogate_is_refused(body):
 # ---------------------------------------------------------------------------------------
 # defects 8 and 9: every answer's headers; what the page says of the seed
 # ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("path", ["/", "/static/index.html", "/static/app.js", "/static/app.css", "/api/options",
-                                  "/api/nothing"])
+@pytest.mark.parametrize(
+    "path", ["/", "/static/index.html", "/static/app.js", "/static/app.css", "/api/options", "/api/nothing"]
+)
 def test_every_answer_carries_the_security_headers(path):
     response = TestClient(create_app()).get(path)
     for name, value in SECURITY_HEADERS.items():

@@ -60,6 +60,7 @@ def assert_forms_agree(helper: xla.TwoForms, *args, in_axes=0) -> None:
 def searched(helper: xla.TwoForms, n: int, test_of: Callable[..., Callable[[int], jax.Array]]) -> xla.TwoForms:
     """The forms of `first_where`/`last_where` as functions of arrays:
     `(*inputs, default) -> form(test_of(*inputs), n, default)`."""
+
     def bind(form: Callable) -> Callable:
         return lambda *args: form(test_of(*args[:-1]), n, args[-1])
 
@@ -130,14 +131,18 @@ def test_the_comparison_catches_a_wrong_plain_form():
 @pytest.mark.parametrize("length", [1, 2, 5, 12, 38])
 def test_total(length: int):
     rng = np.random.default_rng(length)
-    x = rng.integers(-2**31, 2**31, (64, length), dtype=np.int64).astype(np.int32)  # sums wrap alike
+    x = rng.integers(-(2**31), 2**31, (64, length), dtype=np.int64).astype(np.int32)  # sums wrap alike
     assert_forms_agree(xla.total, x)
     small = rng.integers(0, 5, (64, 3, length)).astype(np.int32)
     assert_forms_agree(xla.total, small)  # the last axis of a 2-D row
     parts = [rng.integers(0, 9, (64, 7)).astype(np.int32) for _ in range(length)]
     assert_forms_agree(xla.total, parts)  # a list of arrays
-    weighted = xla.TwoForms(*(lambda x, form=form: form(x[..., i] * (i + 1) for i in range(length))
-                              for form in (xla.total.cpu_form, xla.total.plain_form)))
+    weighted = xla.TwoForms(
+        *(
+            lambda x, form=form: form(x[..., i] * (i + 1) for i in range(length))
+            for form in (xla.total.cpu_form, xla.total.plain_form)
+        )
+    )
     assert_forms_agree(weighted, small)  # a generator of parts
 
 
@@ -157,8 +162,12 @@ def test_all_true():
     flags = mixed_flags(rng, (128, 9, 12))
     assert_forms_agree(xla.all_true, flags)
     assert_forms_agree(xla.all_true, [flags[..., v] for v in range(12)])
-    chained = xla.TwoForms(*(lambda f, form=form: form(f[..., v] | (v == 3) for v in range(12))
-                             for form in (xla.all_true.cpu_form, xla.all_true.plain_form)))
+    chained = xla.TwoForms(
+        *(
+            lambda f, form=form: form(f[..., v] | (v == 3) for v in range(12))
+            for form in (xla.all_true.cpu_form, xla.all_true.plain_form)
+        )
+    )
     assert_forms_agree(chained, flags)  # a generator of parts
 
 
@@ -178,15 +187,19 @@ def test_first_where_and_last_where(length: int):
     target = rng.integers(0, length, (32, 1, 9)).astype(np.int32)
     part_default = rng.integers(0, 13, (32, 5, 9)).astype(np.int32)
     for helper in (xla.first_where, xla.last_where):
-        assert_forms_agree(searched(helper, length, lambda c, t: lambda v: (v >= t) & (c[v] > 1)),
-                           counts, target, part_default)
+        assert_forms_agree(
+            searched(helper, length, lambda c, t: lambda v: (v >= t) & (c[v] > 1)), counts, target, part_default
+        )
 
 
 def test_by_seat_and_lookup():
     rng = np.random.default_rng(2)
     player = rng.integers(0, 2, 128).astype(np.int32)
-    pairs = [rng.integers(-9, 9, (128, 2)).astype(np.int32), rng.integers(-9, 9, (128, 2, 12)).astype(np.int32),
-             rng.random((128, 2, 3)) < 0.5]
+    pairs = [
+        rng.integers(-9, 9, (128, 2)).astype(np.int32),
+        rng.integers(-9, 9, (128, 2, 12)).astype(np.int32),
+        rng.random((128, 2, 3)) < 0.5,
+    ]
     for pair in pairs:
         assert_forms_agree(xla.by_seat, pair, player)
     for length in (1, 2, 7):
@@ -250,8 +263,12 @@ def test_count_and_find(n: int):
 
 def test_compute_once():
     rng = np.random.default_rng(3)
-    values = {"flags": rng.random((64, 5)) < 0.5, "ints": rng.integers(-9, 9, (64,)).astype(np.int32),
-              "floats": rng.standard_normal((64, 3)).astype(np.float32), "nested": (np.full(64, np.nan, np.float32),)}
+    values = {
+        "flags": rng.random((64, 5)) < 0.5,
+        "ints": rng.integers(-9, 9, (64,)).astype(np.int32),
+        "floats": rng.standard_normal((64, 3)).astype(np.float32),
+        "nested": (np.full(64, np.nan, np.float32),),
+    }
     count = rng.integers(0, 100, 64).astype(np.int32)
     assert_forms_agree(xla.compute_once, values, count)
     assert_forms_agree(xla.compute_once, values, jnp.int32(7), in_axes=(0, None))
@@ -265,8 +282,11 @@ def _row_work(words: jax.Array, x: jax.Array) -> jax.Array:
     return xla.sort_keys(words, 6) ^ x.sum().astype(jnp.uint32)
 
 
-@pytest.mark.parametrize("room_of", [lambda size: size // 4 if size >= 64 else size, lambda size: max(16, size // 8)],
-                         ids=["shuffler", "counter"])
+@pytest.mark.parametrize(
+    "room_of",
+    [lambda size: size // 4 if size >= 64 else size, lambda size: max(16, size // 8)],
+    ids=["shuffler", "counter"],
+)
 @pytest.mark.parametrize("size, share", [(16, 0.5), (40, 0.2), (64, 0.1), (256, 0.2), (256, 0.9)])
 def test_packed_rows(room_of, size: int, share: float):
     # the buffer path (few rows need it), the every-row fallback (many), and batches no larger
@@ -314,10 +334,14 @@ def play(forms: str, config: RulesConfig, batch: int, steps: int, autoreset: boo
 
 
 @pytest.mark.slow  # over 15 s on the 2-core machine; `-m 'not slow'` skips it
-@pytest.mark.parametrize("config, autoreset, steps", [
-    (RulesConfig(), True, 300),
-    (RulesConfig(arrow_policy="leading", tie_policy="arrow_player_wins", round_reward=0.25), False, 150),
-], ids=["default_autoreset", "variant_step"])
+@pytest.mark.parametrize(
+    "config, autoreset, steps",
+    [
+        (RulesConfig(), True, 300),
+        (RulesConfig(arrow_policy="leading", tie_policy="arrow_player_wins", round_reward=0.25), False, 150),
+    ],
+    ids=["default_autoreset", "variant_step"],
+)
 def test_whole_games_are_the_same_with_either_forms(config: RulesConfig, autoreset: bool, steps: int):
     # batch 64: the shuffle packs the dealing games (a quarter-size buffer) in most steps and
     # falls back to every game where more deal (the first deal of all games, every step of `init`)
@@ -343,8 +367,12 @@ def test_counter_port_is_the_same_with_either_forms():
     for forms in ("cpu", "plain"):
         with xla.using_forms(forms):
             policy = jax.jit(jax.vmap(make_heuristic("counter", RulesConfig())), compiler_options=FAST_COMPILE)
-            actions[forms] = np.concatenate([np.asarray(policy(obs[i:i + 512], mask[i:i + 512], keys[i:i + 512],
-                                                               floor[i:i + 512])) for i in range(0, len(obs), 512)])
+            actions[forms] = np.concatenate(
+                [
+                    np.asarray(policy(obs[i : i + 512], mask[i : i + 512], keys[i : i + 512], floor[i : i + 512]))
+                    for i in range(0, len(obs), 512)
+                ]
+            )
     assert np.array_equal(actions["cpu"], actions["plain"])
     phase = np.argmax(obs[:, ObservationLayout(compile_rules(RulesConfig())).slices["phase"]], axis=1)
     assert (phase == 2).sum() > 100  # attacks: where the counter samples hands

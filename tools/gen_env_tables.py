@@ -53,8 +53,7 @@ def slice_meanings() -> dict[str, str]:
 
 
 def _md_table(headers: list[str], rows: list[list[str]], align: str) -> str:
-    lines = ["| " + " | ".join(headers) + " |",
-             "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"]
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(lines)
 
@@ -67,13 +66,15 @@ def summary_section(config: RulesConfig) -> str:
     ranges: OrderedDict[str, list[int]] = OrderedDict()
     for i, move in enumerate(codec.moves):
         ranges.setdefault(move.kind, []).append(i)
-    rows = [[f"`{k}`", str(len(ids)), f"{ids[0]}-{ids[-1]}" if len(ids) > 1 else str(ids[0])]
-            for k, ids in ranges.items()]
+    rows = [
+        [f"`{k}`", str(len(ids)), f"{ids[0]}-{ids[-1]}" if len(ids) > 1 else str(ids[0])] for k, ids in ranges.items()
+    ]
     left_out = sorted(getattr(config_module, "_NOT_RULES", ()))
     hashed = ", ".join(f"`{f}`" for f in RulesConfig.model_fields if f not in left_out)
     head = (
         f"- Ruleset hash: `{config.ruleset_hash()}`; it covers {hashed}"
-        + (f" (not {', '.join(f'`{f}`' for f in left_out)})" if left_out else "") + "\n"
+        + (f" (not {', '.join(f'`{f}`' for f in left_out)})" if left_out else "")
+        + "\n"
         f"- Action space: `Discrete({codec.size})`\n"
         f"- Observation: `Box(0, high, ({layout.size},), float32)`, high up to {layout.high.max():g}; "
         f"action mask: `Box(0, 1, ({codec.size},), int8)`\n"
@@ -97,8 +98,16 @@ def observation_section(config: RulesConfig) -> str:
     for name, start, stop in layout.table():
         high = layout.high[start:stop]
         bound = f"{high.min():g}" if high.min() == high.max() else f"{high.min():g}-{high.max():g}"
-        rows.append([f"`{name}`", str(start), str(stop), str(stop - start), bound,
-                     meanings.get(name, "(not documented in tacocat/game/observation.py)")])
+        rows.append(
+            [
+                f"`{name}`",
+                str(start),
+                str(stop),
+                str(stop - start),
+                bound,
+                meanings.get(name, "(not documented in tacocat/game/observation.py)"),
+            ]
+        )
     return _md_table(["name", "start", "stop", "size", "max", "meaning"], rows, "lrrrrl")
 
 
@@ -117,14 +126,16 @@ def config_section(config: RulesConfig) -> str:
 
 
 def render(section: str, config: RulesConfig) -> str:
-    return {"summary": summary_section, "actions": actions_section,
-            "observation": observation_section, "config": config_section}[section](config)
+    return {
+        "summary": summary_section,
+        "actions": actions_section,
+        "observation": observation_section,
+        "config": config_section,
+    }[section](config)
 
 
 def _block(section: str) -> re.Pattern[str]:
-    return re.compile(
-        rf"(<!-- BEGIN GENERATED: {section} -->\n)(.*?)(<!-- END GENERATED: {section} -->)", re.DOTALL
-    )
+    return re.compile(rf"(<!-- BEGIN GENERATED: {section} -->\n)(.*?)(<!-- END GENERATED: {section} -->)", re.DOTALL)
 
 
 def update_file(path: Path, config: RulesConfig) -> tuple[str, list[str]]:
@@ -139,7 +150,7 @@ def update_file(path: Path, config: RulesConfig) -> tuple[str, list[str]]:
         fresh = render(section, config) + "\n"
         if match.group(2) != fresh:
             stale.append(section)
-        text = text[:match.start(2)] + fresh + text[match.end(2):]
+        text = text[: match.start(2)] + fresh + text[match.end(2) :]
     return text, stale
 
 
@@ -158,8 +169,9 @@ def main(argv: list[str] | None = None) -> int:
         text, stale = update_file(path, config)
         if args.check:
             if stale:
-                print(f"{path}: stale generated blocks: {', '.join(stale)} "
-                      f"(run tools/gen_env_tables.py --write {path})")
+                print(
+                    f"{path}: stale generated blocks: {', '.join(stale)} (run tools/gen_env_tables.py --write {path})"
+                )
                 return 1
             print(f"{path}: generated blocks are up to date")
             return 0

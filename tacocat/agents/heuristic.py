@@ -42,8 +42,9 @@ def middle_cards_to_replace(hand: list[int], keep_from: int) -> list[int]:
     return sorted(middle, key=lambda v: (abs(v - centre), -v))
 
 
-def next_replacement(rules: Ruleset, hand: Sequence[int], aside: Sequence[int], cap: int,
-                     plan: Callable[[list[int]], list[int]]) -> int:
+def next_replacement(
+    rules: Ruleset, hand: Sequence[int], aside: Sequence[int], cap: int, plan: Callable[[list[int]], list[int]]
+) -> int:
     """The next replace action (R4.3, one card per action): set aside the first card of
     `plan(hand as dealt)` that is not set aside yet while the cap allows, else stop."""
     todo = plan([h + a for h, a in zip(hand, aside, strict=True)])
@@ -127,8 +128,9 @@ class HeuristicAgent(Agent):
         rules = view.rules
         hand = list(view.hand)
         if view.phase is Phase.REPLACE:
-            return next_replacement(rules, hand, view.own_set_aside, view.replace_cap,
-                                    lambda dealt: self.replace_plan(view, dealt))
+            return next_replacement(
+                rules, hand, view.own_set_aside, view.replace_cap, lambda dealt: self.replace_plan(view, dealt)
+            )
         if view.phase is Phase.DUEL:
             return rules.codec.duel_base + self.duel_card(view, hand)
         if view.phase is Phase.ATTACK:
@@ -184,8 +186,12 @@ class PlannerAgent(HeuristicAgent):
     def answer(self, view: PlayerView, hand: list[int]) -> int:
         action = keeper_safe_answer(view.rules, hand, view.attack[len(view.answers)])
         sacrifice = view.rules.codec.sacrifice
-        if (self.sacrifice_rate > 0.0 and action != sacrifice and sacrifice in view.legal_actions
-                and self.rng.random() < self.sacrifice_rate):
+        if (
+            self.sacrifice_rate > 0.0
+            and action != sacrifice
+            and sacrifice in view.legal_actions
+            and self.rng.random() < self.sacrifice_rate
+        ):
             return sacrifice
         return action
 
@@ -235,8 +241,14 @@ class CardCounterAgent(PlannerAgent):
     #: the defaults of the rules from the player's own cards (the search agent's rollout plays them)
     DEFAULTS = CounterRules()
 
-    def __init__(self, keep_from: int = DEFAULTS.keep_from, samples: int = 16, sacrifice_rate: float = 0.0,
-                 duel_from: int = DEFAULTS.duel_from, replace_keeper_from: int = DEFAULTS.replace_keeper_from) -> None:
+    def __init__(
+        self,
+        keep_from: int = DEFAULTS.keep_from,
+        samples: int = 16,
+        sacrifice_rate: float = 0.0,
+        duel_from: int = DEFAULTS.duel_from,
+        replace_keeper_from: int = DEFAULTS.replace_keeper_from,
+    ) -> None:
         super().__init__(keep_from, sacrifice_rate)
         if samples < 1:
             raise ValueError(f"samples must be >= 1, got {samples}")
@@ -260,7 +272,9 @@ class CardCounterAgent(PlannerAgent):
     def attack(self, view: PlayerView, hand: list[int]) -> int:
         """Among the widest keeper-safe attacks, the one that forces the most sacrifices."""
         rules = view.rules
-        legal = [a for a in view.legal_actions if keeps_keeper(hand, attack_cards(rules, a))] or list(view.legal_actions)
+        legal = [a for a in view.legal_actions if keeps_keeper(hand, attack_cards(rules, a))] or list(
+            view.legal_actions
+        )
         width = max(len(attack_cards(rules, a)) for a in legal)
         widest = [a for a in legal if len(attack_cards(rules, a)) == width]
         if len(widest) == 1:

@@ -44,8 +44,14 @@ from tacocat.game.ruleset import Ruleset, compile_rules
 
 Policy = Callable[[jax.Array, jax.Array, jax.Array, jax.Array], jax.Array]
 
-__all__ = ["NotPortedError", "Policy", "attack_sacrifices", "failed_answer_floor", "make_heuristic",
-           "opponent_hand_sampler"]
+__all__ = [
+    "NotPortedError",
+    "Policy",
+    "attack_sacrifices",
+    "failed_answer_floor",
+    "make_heuristic",
+    "opponent_hand_sampler",
+]
 
 
 def make_heuristic(spec: str, rules: Ruleset | RulesConfig) -> Policy:
@@ -55,13 +61,15 @@ def make_heuristic(spec: str, rules: Ruleset | RulesConfig) -> Policy:
         rules = compile_rules(rules)
     name, agent = check_ported(spec)  # the Python agent: its parameters, defaults included
     if name not in PORTED:
-        raise NotPortedError(f"{name!r} is not a ladder heuristic: tacocat.agents.jax_forms.make_opponent builds its "
-                             "JAX form")
+        raise NotPortedError(
+            f"{name!r} is not a ladder heuristic: tacocat.agents.jax_forms.make_opponent builds its JAX form"
+        )
     if name == "highcard":
         return _build(rules, planner=False, keep_from=0)
     assert isinstance(agent, PlannerAgent)  # planner, or counter (a PlannerAgent too)
-    return _build(rules, planner=True, keep_from=agent.keep_from,
-                  counter=agent if isinstance(agent, CardCounterAgent) else None)
+    return _build(
+        rules, planner=True, keep_from=agent.keep_from, counter=agent if isinstance(agent, CardCounterAgent) else None
+    )
 
 
 def failed_answer_floor(rules: Ruleset | RulesConfig) -> Callable[..., jax.Array]:
@@ -74,8 +82,9 @@ def failed_answer_floor(rules: Ruleset | RulesConfig) -> Callable[..., jax.Array
     codec = rules.codec
     sl = ObservationLayout(rules).slices
 
-    def update(floor: jax.Array, observation: jax.Array, action: jax.Array, actor: jax.Array,
-               new_round: jax.Array) -> jax.Array:
+    def update(
+        floor: jax.Array, observation: jax.Array, action: jax.Array, actor: jax.Array, new_round: jax.Array
+    ) -> jax.Array:
         answering = jnp.argmax(observation[sl["phase"]]) == 3
         target = jnp.argmax(observation[sl["current_attack_card"]])
         lowest = jnp.argmax(observation[sl["own_hand"]] > 0)
@@ -119,8 +128,9 @@ def _build(rules: Ruleset, planner: bool, keep_from: int, counter: CardCounterAg
     if counter is not None:
         forced_sacrifices = _where_needed(rules, counter.samples)
 
-    def policy(observation: jax.Array, legal_action_mask: jax.Array, key: jax.Array,
-               opponent_floor: jax.Array) -> jax.Array:
+    def policy(
+        observation: jax.Array, legal_action_mask: jax.Array, key: jax.Array, opponent_floor: jax.Array
+    ) -> jax.Array:
         hand = observation[sl["own_hand"]].astype(jnp.int32)
         aside = observation[sl["own_set_aside"]].astype(jnp.int32)
         phase = jnp.argmax(observation[sl["phase"]])
@@ -148,7 +158,9 @@ def _build(rules: Ruleset, planner: bool, keep_from: int, counter: CardCounterAg
         if counter is not None:  # cheapest_duel_card: the lowest spare card at or above duel_from
             spare = (hand - (values == keeper)) > 0
             above = spare & (values >= counter.duel_from)
-            duel = codec.duel_base + jnp.where(jnp.any(above), first(above), jnp.where(jnp.any(spare), first(spare), keeper))
+            duel = codec.duel_base + jnp.where(
+                jnp.any(above), first(above), jnp.where(jnp.any(spare), first(spare), keeper)
+            )
         else:
             duel = codec.duel_base + highest
 
@@ -162,8 +174,9 @@ def _build(rules: Ruleset, planner: bool, keep_from: int, counter: CardCounterAg
                 attack = jnp.argmax(jnp.where(candidates, attack_score, -1))
             else:  # the widest candidates, by sacrifices forced on sampled hands, then the highest lowest card
                 widest = candidates & (sizes_j == jnp.max(jnp.where(candidates, sizes_j, 0)))
-                unseen = copies_j - (hand + aside + observation[sl["discard"]] + observation[sl["attack"]]
-                                     + observation[sl["answers"]]).astype(jnp.int32)
+                unseen = copies_j - (
+                    hand + aside + observation[sl["discard"]] + observation[sl["attack"]] + observation[sl["answers"]]
+                ).astype(jnp.int32)
                 opponent_size = observation[sl["hand_sizes"]][1].astype(jnp.int32)
                 # the widest attacks in id order (the Python agent's tie order; `nonzero`, not
                 # `top_k`, which XLA:CPU runs several times slower); never more than the
@@ -181,8 +194,10 @@ def _build(rules: Ruleset, planner: bool, keep_from: int, counter: CardCounterAg
         if planner:
             keeper_safe = can & ((values != keeper) | (hand > 1))
             answer = jnp.where(
-                jnp.any(keeper_safe), codec.defend_base + first(keeper_safe),
-                jnp.where(keeper >= target, codec.defend_base + keeper, codec.sacrifice))
+                jnp.any(keeper_safe),
+                codec.defend_base + first(keeper_safe),
+                jnp.where(keeper >= target, codec.defend_base + keeper, codec.sacrifice),
+            )
         else:
             answer = jnp.where(jnp.any(can), codec.defend_base + first(can), codec.sacrifice)
 
@@ -238,7 +253,7 @@ def attack_sacrifices(rules: Ruleset) -> Callable[[jax.Array, jax.Array], jax.Ar
     cards = np.full((codec.size, longest), -1, np.int32)  # in the order they are answered (R5.5)
     for a, move in enumerate(codec.moves):
         if move.kind.is_attack:
-            cards[a, :len(move.cards)] = move.cards
+            cards[a, : len(move.cards)] = move.cards
     cards_j = jnp.asarray(cards)
 
     def count(hands: jax.Array, actions: jax.Array) -> jax.Array:
@@ -251,8 +266,11 @@ def attack_sacrifices(rules: Ruleset) -> Callable[[jax.Array, jax.Array], jax.Ar
             target = targets[None, :, i]  # (1, K)
             keeper = xla.first_where(lambda v: hand[v] > 0, n_values, jnp.full(hand[0].shape, n_values, jnp.int32))  # noqa: B023 (first_where calls it at once)
             # the smallest card >= target that is not the keeper, else the keeper
-            card = xla.first_where(lambda v: (v >= target) & (hand[v] > 0) & ((keeper != v) | (hand[v] > 1)),  # noqa: B023 (called at once)
-                                   n_values, keeper)
+            card = xla.first_where(
+                lambda v: (v >= target) & (hand[v] > 0) & ((keeper != v) | (hand[v] > 1)),  # noqa: B023 (called at once)
+                n_values,
+                keeper,
+            )
             valid = target >= 0
             forced += (valid & (card == keeper) & (keeper < target)).astype(jnp.int32)
             hand = [h - (valid & (card == v)).astype(jnp.int32) for v, h in enumerate(hand)]

@@ -52,8 +52,7 @@ class ISMCTSAgent(Agent):
 
     name = "ismcts"
 
-    def __init__(self, simulations: int = 100, uct_c: float = 2.0, rollouts: int = 1,
-                 evaluator: str = "round") -> None:
+    def __init__(self, simulations: int = 100, uct_c: float = 2.0, rollouts: int = 1, evaluator: str = "round") -> None:
         super().__init__()
         if simulations < 1 or rollouts < 1:
             raise ValueError(f"simulations and rollouts must be >= 1, got {simulations}, {rollouts}")
@@ -92,4 +91,3 @@ class ISMCTSAgent(Agent):
         )
         bot.set_resampler(lambda state, player: self.determinize(player_view(state.engine, player)))
         return int(bot.step(self.determinize(view)))
-

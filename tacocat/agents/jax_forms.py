@@ -34,6 +34,7 @@ ACTIVATIONS = {"tanh": jnp.tanh, "relu": jax.nn.relu}
 #: the logit of an illegal action: finite, so that entropy and log-probabilities stay finite
 MASKED_LOGIT = -1e9
 
+
 def make_opponent(spec: str, rules: RulesConfig) -> Policy:
     """The JAX form of the opponent `spec` under `rules` (NotPortedError for a spec with none,
     or a policy file trained for other rules)."""
@@ -45,8 +46,9 @@ def make_opponent(spec: str, rules: RulesConfig) -> Policy:
     return file_policy(agent.layers, agent.meta["activation"], agent.deterministic)  # type: ignore[attr-defined]  # MLPPolicyAgent
 
 
-def random_policy(observation: jax.Array, legal_action_mask: jax.Array, key: jax.Array,
-                  opponent_floor: jax.Array) -> jax.Array:
+def random_policy(
+    observation: jax.Array, legal_action_mask: jax.Array, key: jax.Array, opponent_floor: jax.Array
+) -> jax.Array:
     """`random`: uniform over the legal actions."""
     return jax.random.categorical(key, jnp.where(legal_action_mask, 0.0, MASKED_LOGIT)).astype(jnp.int32)
 
@@ -72,8 +74,9 @@ def file_policy(layers: Layers, activation: str, deterministic: bool) -> Policy:
     """A policy file as a league opponent: greedy, or sampling from the masked softmax."""
     logits = file_logits(layers, activation)
 
-    def policy(observation: jax.Array, legal_action_mask: jax.Array, key: jax.Array,
-               opponent_floor: jax.Array) -> jax.Array:
+    def policy(
+        observation: jax.Array, legal_action_mask: jax.Array, key: jax.Array, opponent_floor: jax.Array
+    ) -> jax.Array:
         z = jnp.where(legal_action_mask, logits(observation), MASKED_LOGIT)
         if deterministic:
             return jnp.argmax(z).astype(jnp.int32)  # the first of the highest, as the numpy agent

@@ -27,8 +27,11 @@ if TYPE_CHECKING:
 
 #: the ladder agents that have a JAX port (tacocat/agents/heuristic_jax.py)
 PORTED = ("highcard", "planner", "counter")
-_PORTED_PARAMS = {"highcard": set(), "planner": {"keep_from", "sacrifice_rate"},
-                  "counter": {"keep_from", "sacrifice_rate", "samples", "duel_from", "replace_keeper_from"}}
+_PORTED_PARAMS = {
+    "highcard": set(),
+    "planner": {"keep_from", "sacrifice_rate"},
+    "counter": {"keep_from", "sacrifice_rate", "samples", "duel_from", "replace_keeper_from"},
+}
 #: the agents that play a `tacocat-mlp-v1` policy file (tacocat/agents/mlp_agent.py): their JAX form is
 #: the file's network (tacocat/agents/jax_forms.py)
 POLICY_FILE_AGENTS = ("league", "rllib", "champion")
@@ -47,8 +50,10 @@ def check_ported(spec: str, rules: RulesConfig | None = None) -> tuple[str, Agen
     a policy file must have been trained for them (`check_policy_rules`)."""
     name, params = parse_spec(spec)
     if name not in JAX_AGENTS:
-        raise NotPortedError(f"agent {name!r} has no JAX port; the league's opponents (and what tacocat exploit "
-                             f"can exploit) are {_JAX_FORMS}")
+        raise NotPortedError(
+            f"agent {name!r} has no JAX port; the league's opponents (and what tacocat exploit "
+            f"can exploit) are {_JAX_FORMS}"
+        )
     for key in params if name in PORTED else ():
         if key not in _PORTED_PARAMS[name]:
             raise NotPortedError(f"the JAX port of {name!r} takes no parameter {key!r}")
@@ -82,12 +87,16 @@ def check_policy_rules(agent: MLPPolicyAgent, rules: RulesConfig) -> None:
 
     meta, ruleset = agent.meta, rules.ruleset_hash()
     if meta["ruleset_hash"] != ruleset:
-        raise NotPortedError(f"{agent.path} was trained for ruleset {ruleset_label(meta['ruleset_hash'])}; these "
-                             f"rules are ruleset {ruleset_label(ruleset)}")
+        raise NotPortedError(
+            f"{agent.path} was trained for ruleset {ruleset_label(meta['ruleset_hash'])}; these "
+            f"rules are ruleset {ruleset_label(ruleset)}"
+        )
     size = ObservationLayout(compile_rules(rules)).size
     if meta["observation_size"] != size:
-        raise NotPortedError(f"{agent.path} takes observations of size {meta['observation_size']}; ruleset "
-                             f"{ruleset_label(ruleset)} gives {size}")
+        raise NotPortedError(
+            f"{agent.path} takes observations of size {meta['observation_size']}; ruleset "
+            f"{ruleset_label(ruleset)} gives {size}"
+        )
 
 
 @dataclass(frozen=True)
@@ -102,8 +111,9 @@ class Block:
         return self.stop - self.start
 
 
-def split_rows(n_envs: int, selfplay_weight: float, snapshot_weight: float, snapshot_slots: int,
-               heuristic_weights: list[float]) -> list[Block]:
+def split_rows(
+    n_envs: int, selfplay_weight: float, snapshot_weight: float, snapshot_slots: int, heuristic_weights: list[float]
+) -> list[Block]:
     """Rows per block in proportion to the weights (largest remainders); ValueError when a
     block with a positive weight would get no row."""
     parts = [("self", 0, selfplay_weight)]
@@ -112,17 +122,21 @@ def split_rows(n_envs: int, selfplay_weight: float, snapshot_weight: float, snap
     parts = [p for p in parts if p[2] > 0]
     total = sum(w for _, _, w in parts)
     if not parts or total <= 0:
-        raise ValueError("the league has no opponents: give league.selfplay_weight, league.snapshot_weight "
-                         "or an `opponents` entry a positive weight")
+        raise ValueError(
+            "the league has no opponents: give league.selfplay_weight, league.snapshot_weight "
+            "or an `opponents` entry a positive weight"
+        )
     exact = [n_envs * w / total for _, _, w in parts]
     rows = [int(x) for x in exact]
-    for i in sorted(range(len(parts)), key=lambda i: exact[i] - rows[i], reverse=True)[:n_envs - sum(rows)]:
+    for i in sorted(range(len(parts)), key=lambda i: exact[i] - rows[i], reverse=True)[: n_envs - sum(rows)]:
         rows[i] += 1
     blocks, start = [], 0
     for (kind, index, _), n in zip(parts, rows, strict=True):
         if n == 0:
-            raise ValueError(f"n_envs={n_envs} is too small for the league's mixture: the {kind} block "
-                             f"{index} gets no game (raise n_envs or merge opponents)")
+            raise ValueError(
+                f"n_envs={n_envs} is too small for the league's mixture: the {kind} block "
+                f"{index} gets no game (raise n_envs or merge opponents)"
+            )
         blocks.append(Block(kind, index, start, start + n))
         start += n
     return blocks

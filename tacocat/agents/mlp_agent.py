@@ -46,15 +46,17 @@ class MLPPolicyAgent(Agent):
         self.deterministic = bool(deterministic)
         self.layers, self.meta = load_policy_file(path)
         if self.algorithm is not None and self.meta["algorithm"] != self.algorithm:
-            raise PolicyFileError(f"{path} was not made by the {self.backend} backend (algorithm "
-                                  f"{self.meta['algorithm']!r})")
+            raise PolicyFileError(
+                f"{path} was not made by the {self.backend} backend (algorithm {self.meta['algorithm']!r})"
+            )
         self._checked = False
 
     def check_ruleset(self, ruleset_hash: str) -> None:
         """Refuse rules other than the ones the policy file was trained for."""
         if self.meta["ruleset_hash"] != ruleset_hash:
-            raise PolicyFileError(f"{self.path} was trained for ruleset {self.meta['ruleset_hash']}, "
-                                  f"this game uses {ruleset_hash}")
+            raise PolicyFileError(
+                f"{self.path} was trained for ruleset {self.meta['ruleset_hash']}, this game uses {ruleset_hash}"
+            )
 
     def logits(self, observation: np.ndarray) -> np.ndarray:
         """The actor's raw logits (before the mask), float64."""
@@ -65,8 +67,9 @@ class MLPPolicyAgent(Agent):
             self.check_ruleset(inp.view.rules.hash)
             size = inp.observation.shape[0]
             if self.meta["observation_size"] != size:
-                raise PolicyFileError(f"{self.path} takes observations of size {self.meta['observation_size']}, "
-                                      f"this game gives {size}")
+                raise PolicyFileError(
+                    f"{self.path} takes observations of size {self.meta['observation_size']}, this game gives {size}"
+                )
             self._checked = True
         logits = self.logits(inp.observation)
         legal = inp.action_mask.astype(bool)

@@ -99,8 +99,17 @@ def load_policy_file(path: str | Path) -> tuple[Layers, dict[str, Any]]:
         raise PolicyFileError(f"{path} is not a valid policy file: {err}") from None
 
 
-def save_policy(path: Path, layers: Layers, *, activation: str, rules_config: Any,
-                algorithm: str, experiment: str, seed: int, timesteps: int) -> Path:
+def save_policy(
+    path: Path,
+    layers: Layers,
+    *,
+    activation: str,
+    rules_config: Any,
+    algorithm: str,
+    experiment: str,
+    seed: int,
+    timesteps: int,
+) -> Path:
     """Write an MLP actor in the format `load_policy_file` reads: float32 `layer_i_weight` (out, in)
     and `layer_i_bias` arrays plus JSON metadata, checked as the reader checks them (so a
     diverged run's NaN weights are refused here), written to a temporary file then renamed."""
@@ -108,9 +117,18 @@ def save_policy(path: Path, layers: Layers, *, activation: str, rules_config: An
     from tacocat.game.ruleset import compile_rules
 
     rules = compile_rules(rules_config)
-    data = {"format": FORMAT, "activation": activation, "layers": len(layers), "ruleset_hash": rules.hash,
-            "observation_size": ObservationLayout(rules).size, "n_actions": rules.codec.size,
-            "algorithm": algorithm, "experiment": experiment, "seed": seed, "timesteps": timesteps}
+    data = {
+        "format": FORMAT,
+        "activation": activation,
+        "layers": len(layers),
+        "ruleset_hash": rules.hash,
+        "observation_size": ObservationLayout(rules).size,
+        "n_actions": rules.codec.size,
+        "algorithm": algorithm,
+        "experiment": experiment,
+        "seed": seed,
+        "timesteps": timesteps,
+    }
     layers32 = [(np.asarray(weight, np.float32), np.asarray(bias, np.float32)) for weight, bias in layers]
     try:
         _check_layers(_validate_metadata(data), layers32)
@@ -155,9 +173,13 @@ def _load(path: Path) -> tuple[Layers, dict[str, Any]]:
             members = _members(archive)
             meta, data = _parse_metadata(_read_array(archive, members, METADATA, floats=False).tobytes())
             _check_member_names(members, meta.layers)
-            layers = [(_read_array(archive, members, f"layer_{i}_weight", floats=True),
-                       _read_array(archive, members, f"layer_{i}_bias", floats=True))
-                      for i in range(meta.layers)]
+            layers = [
+                (
+                    _read_array(archive, members, f"layer_{i}_weight", floats=True),
+                    _read_array(archive, members, f"layer_{i}_bias", floats=True),
+                )
+                for i in range(meta.layers)
+            ]
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as err:
         raise _Invalid(f"corrupt zip archive ({_without_quotes(err)})") from None
     _check_layers(meta, layers)
@@ -218,20 +240,23 @@ def _members(archive: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
     for info in infos:
         name = info.filename.removesuffix(".npy")
         if not info.filename.endswith(".npy") or not _MEMBER_NAME.fullmatch(name):
-            raise _Invalid("it holds a member that is not part of the format "
-                           "(only metadata.npy and layer_<i>_weight.npy / layer_<i>_bias.npy)")
+            raise _Invalid(
+                "it holds a member that is not part of the format "
+                "(only metadata.npy and layer_<i>_weight.npy / layer_<i>_bias.npy)"
+            )
         if name in members:
             raise _Invalid(f"it holds {info.filename} twice")
         if info.flag_bits & 0x1:
             raise _Invalid(f"{info.filename} is encrypted")
         if info.compress_type not in _COMPRESSIONS:
-            raise _Invalid(f"{info.filename} uses zip compression method {info.compress_type} "
-                           f"(only {' and '.join(_COMPRESSIONS.values())} are read)")
+            raise _Invalid(
+                f"{info.filename} uses zip compression method {info.compress_type} "
+                f"(only {' and '.join(_COMPRESSIONS.values())} are read)"
+            )
         members[name] = info
     total = sum(info.file_size for info in infos)
     if total > MAX_UNCOMPRESSED_BYTES:
-        raise _Invalid(f"its members are {total} bytes uncompressed, more than the "
-                       f"{MAX_UNCOMPRESSED_BYTES} allowed")
+        raise _Invalid(f"its members are {total} bytes uncompressed, more than the {MAX_UNCOMPRESSED_BYTES} allowed")
     if METADATA not in members:
         raise _Invalid("it has no metadata member")
     return members
@@ -246,16 +271,19 @@ def _check_member_names(members: dict[str, zipfile.ZipInfo], n_layers: int) -> N
         raise _Invalid(f"it holds {extra[0]}, but the metadata says {n_layers} layers")
 
 
-def _read_array(archive: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo], name: str, *,
-                floats: bool) -> np.ndarray:
+def _read_array(
+    archive: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo], name: str, *, floats: bool
+) -> np.ndarray:
     """One member as an array: a float matrix or vector (`floats`, as float64) or the metadata's
     uint8 bytes, its header checked before its data is read, and no more data read than declared."""
     info = members[name]
     with archive.open(info) as stream:
         shape, fortran_order, dtype = _read_header(name, stream)
         if floats and (dtype.kind != "f" or dtype.itemsize > 8 or name.endswith("_weight") != (len(shape) == 2)):
-            raise _Invalid(f"{name} is a {len(shape)}-D {dtype.name} array, expected a "
-                           f"{2 if name.endswith('_weight') else 1}-D float array")
+            raise _Invalid(
+                f"{name} is a {len(shape)}-D {dtype.name} array, expected a "
+                f"{2 if name.endswith('_weight') else 1}-D float array"
+            )
         if not floats and (dtype != np.uint8 or len(shape) != 1):
             raise _Invalid(f"{name} is a {len(shape)}-D {dtype.name} array, expected 1-D uint8 (JSON bytes)")
         limit = MAX_DIM if floats else MAX_METADATA_BYTES
@@ -263,8 +291,10 @@ def _read_array(archive: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo], n
             raise _Invalid(f"{name} has shape {shape}: every dimension must be 1 to {limit}")
         size = math.prod(shape) * dtype.itemsize
         if size > info.file_size:
-            raise _Invalid(f"{name} declares {size} bytes of data, but the zip directory gives "
-                           f"{info.file_size} for the whole member")
+            raise _Invalid(
+                f"{name} declares {size} bytes of data, but the zip directory gives "
+                f"{info.file_size} for the whole member"
+            )
         data = stream.read(size)
         if len(data) < size:
             raise _Invalid(f"{name} is truncated")

@@ -78,8 +78,9 @@ class SearchAgent(Agent):
 
     BELIEFS = ("on", "off", "soft")
 
-    def __init__(self, simulations: int = 96, search_replace: bool = False,
-                 belief: str = "off", soft_weight: float = 0.5) -> None:
+    def __init__(
+        self, simulations: int = 96, search_replace: bool = False, belief: str = "off", soft_weight: float = 0.5
+    ) -> None:
         super().__init__()
         if simulations < 1:
             raise ValueError(f"simulations must be >= 1, got {simulations}")

@@ -109,8 +109,9 @@ def _first_error(err: ValidationError) -> str:
     return f"{field}: {first['msg']}"
 
 
-def check_metadata(path: str | Path, meta: dict[str, Any], expected_hash: str | None = None,
-                   expected_obs: int | None = None) -> None:
+def check_metadata(
+    path: str | Path, meta: dict[str, Any], expected_hash: str | None = None, expected_obs: int | None = None
+) -> None:
     """Refuse a model made for other rules or another observation layout."""
     if expected_hash is not None and meta.get("ruleset_hash") != expected_hash:
         raise ModelFileError(
@@ -163,8 +164,9 @@ def read_weights(path: str | Path, member: str = WEIGHTS_NAME) -> dict[str, Any]
     return weights
 
 
-def load_model_file(path: str | Path, expected_hash: str | None = None, expected_obs: int | None = None,
-                    trust_pickle: bool = False) -> Any:
+def load_model_file(
+    path: str | Path, expected_hash: str | None = None, expected_obs: int | None = None, trust_pickle: bool = False
+) -> Any:
     """The policy network of a model file, after checking its metadata.
 
     Safe by default: only JSON and weights are read. `trust_pickle=True` uses SB3's loader,
@@ -190,8 +192,9 @@ def load_model_file(path: str | Path, expected_hash: str | None = None, expected
     try:
         policy.load_state_dict(read_weights(path))
     except (RuntimeError, KeyError, TypeError) as err:
-        raise ModelFileError(f"{path}: the weights do not fit the architecture in {META_NAME}: "
-                             f"{str(err).splitlines()[0]}") from None
+        raise ModelFileError(
+            f"{path}: the weights do not fit the architecture in {META_NAME}: {str(err).splitlines()[0]}"
+        ) from None
     policy.set_training_mode(False)
     return policy
 
@@ -203,8 +206,14 @@ class PPOAgent(Agent):
 
     internal_params = frozenset({"model"})
 
-    def __init__(self, path: str = "", deterministic: bool = True, model: Any = None, torch_threads: int = 0,
-                 trust_pickle: bool = False) -> None:
+    def __init__(
+        self,
+        path: str = "",
+        deterministic: bool = True,
+        model: Any = None,
+        torch_threads: int = 0,
+        trust_pickle: bool = False,
+    ) -> None:
         super().__init__()
         if model is None and not path:
             raise ValueError("ppo agent needs path=<model.zip>")
@@ -240,8 +249,7 @@ class PPOAgent(Agent):
         """Refuse rules other than the ones the model file was trained for."""
         if self._meta is not None and self._meta.get("ruleset_hash") != ruleset_hash:
             raise ModelFileError(
-                f"{self.path} was trained for ruleset {self._meta.get('ruleset_hash')}, "
-                f"this game uses {ruleset_hash}"
+                f"{self.path} was trained for ruleset {self._meta.get('ruleset_hash')}, this game uses {ruleset_hash}"
             )
 
     def _check(self, inp: AgentInput) -> None:

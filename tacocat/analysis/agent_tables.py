@@ -78,8 +78,16 @@ def prepare_agent(spec: str | Agent, rules: RulesConfig) -> Agent:
     return agent
 
 
-def agent_policy(tree: GameTree, spec: str | Agent, *, sampling: bool = False, samples: int = 16, seed: int = 0,
-                 players: Sequence[int] = (0, 1), progress: bool = False) -> np.ndarray:
+def agent_policy(
+    tree: GameTree,
+    spec: str | Agent,
+    *,
+    sampling: bool = False,
+    samples: int = 16,
+    seed: int = 0,
+    players: Sequence[int] = (0, 1),
+    progress: bool = False,
+) -> np.ndarray:
     """Agent `spec` as a policy on `tree`: (n_infosets, max_actions) probabilities over the
     columns of `tree.legal` (module docstring: how networks and Python agents are tabulated in
     deterministic and sampling mode). Only the information states of `players` are played by
@@ -113,8 +121,9 @@ def draw_generator(infoset_key: str, draw: int) -> np.random.Generator:
     return np.random.default_rng(zlib.crc32(infoset_key.encode()) + (draw << 32))
 
 
-def states_at(tree: GameTree, nodes: np.ndarray, progress: bool = False,
-              desc: str = "histories") -> Iterator[tuple[int, TacocatState]]:
+def states_at(
+    tree: GameTree, nodes: np.ndarray, progress: bool = False, desc: str = "histories"
+) -> Iterator[tuple[int, TacocatState]]:
     """(node, `TacocatState`) for every node of `nodes`, in depth-first order: one walk down the
     tree that applies each edge leading to them once (`GameTree.state_at` replays the whole
     history of each). The caller must not change the states it is handed."""
@@ -136,7 +145,7 @@ def states_at(tree: GameTree, nodes: np.ndarray, progress: bool = False,
     stack = [(0, load_game(tree.rules).new_initial_state())]
     while stack:
         node, state = stack.pop()
-        below = children[first_child[node]:first_child[node + 1]]
+        below = children[first_child[node] : first_child[node + 1]]
         stack.extend((int(c), state.child(int(tree.action[c]))) for c in below[::-1])
         if target[node]:
             bar.update()
@@ -188,7 +197,9 @@ def observations(tree: GameTree, rows: np.ndarray, progress: bool = False) -> np
     return out
 
 
-def _network_rows(tree: GameTree, agent: MLPPolicyAgent | PPOAgent, rows: np.ndarray, sampling: bool, progress: bool) -> np.ndarray:
+def _network_rows(
+    tree: GameTree, agent: MLPPolicyAgent | PPOAgent, rows: np.ndarray, sampling: bool, progress: bool
+) -> np.ndarray:
     """The network's rows for the information states `rows`, from one batched forward pass."""
     legal = tree.legal[rows]
     n_actions = compile_rules(tree.rules).codec.size

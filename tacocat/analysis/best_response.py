@@ -47,8 +47,9 @@ def _sequence_values(tree: GameTree, policy: np.ndarray, player: int) -> tuple[n
     sign = 1.0 if player == 0 else -1.0
     terminals = index.terminals
     size = 1 + tree.n_infosets * tree.max_actions
-    seq_value = np.bincount(own.last_seq[terminals], weights=sign * tree.utility[terminals] * others[terminals],
-                            minlength=size)
+    seq_value = np.bincount(
+        own.last_seq[terminals], weights=sign * tree.utility[terminals] * others[terminals], minlength=size
+    )
     best = np.zeros(tree.n_infosets, dtype=np.int64)
     legal = tree.legal_mask()
     for group in own.groups:  # deepest first: a group's sequences hold all their children's values

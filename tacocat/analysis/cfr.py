@@ -84,8 +84,9 @@ class CFRSolver:
         children = own.children
         parents = tree.parent[children]
         regrets = cf_reach[parents] * (value[children] - value[parents])
-        self._regret += np.bincount(index.flat[children], weights=regrets,
-                                    minlength=self._regret.size).reshape(self._regret.shape)
+        self._regret += np.bincount(index.flat[children], weights=regrets, minlength=self._regret.size).reshape(
+            self._regret.shape
+        )
         rows = own.infosets
         reach_rows = own_reach[tree.infoset_node[rows]]
         self._numerator[rows] += self._average_weight() * reach_rows[:, None] * self._current[rows]
@@ -108,8 +109,9 @@ class DiscountedCFRSolver(CFRSolver):
 
     def _discount(self, regret: np.ndarray) -> np.ndarray:
         t = float(self.iteration)
-        return np.where(regret >= 0, regret * (t**self.alpha / (t**self.alpha + 1)),
-                        regret * (t**self.beta / (t**self.beta + 1)))
+        return np.where(
+            regret >= 0, regret * (t**self.alpha / (t**self.alpha + 1)), regret * (t**self.beta / (t**self.beta + 1))
+        )
 
 
 def regret_matching(regret: np.ndarray, mask: np.ndarray) -> np.ndarray:

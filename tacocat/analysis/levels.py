@@ -50,13 +50,13 @@ class PlayerIndex:
 class TreeIndex:
     """The index arrays of the level passes.
 
-      levels         (start, stop) of every level, root first
-      parent_player  int8   per node: the player of its parent (CHANCE, 0, 1; TERMINAL for the root)
-      flat           int64  per node below a decision node: `infoset(parent) * max_actions +
-                            column`, its entry in a flattened policy (0 elsewhere)
-      below_decision bool   per node: its parent is a decision node
-      terminals      int64  the terminal nodes
-      players        (PlayerIndex of player_0, of player_1)
+    levels         (start, stop) of every level, root first
+    parent_player  int8   per node: the player of its parent (CHANCE, 0, 1; TERMINAL for the root)
+    flat           int64  per node below a decision node: `infoset(parent) * max_actions +
+                          column`, its entry in a flattened policy (0 elsewhere)
+    below_decision bool   per node: its parent is a decision node
+    terminals      int64  the terminal nodes
+    players        (PlayerIndex of player_0, of player_1)
     """
 
     levels: tuple[tuple[int, int], ...]
@@ -84,15 +84,23 @@ def _build_index(tree: GameTree) -> TreeIndex:
     parent_player[has_parent] = tree.player[parent[has_parent]]
     below_decision = parent_player >= 0
     flat = np.zeros(tree.n_nodes, dtype=np.int64)
-    flat[below_decision] = (tree.infoset[parent[below_decision]].astype(np.int64) * tree.max_actions
-                            + tree.column[below_decision])
+    flat[below_decision] = (
+        tree.infoset[parent[below_decision]].astype(np.int64) * tree.max_actions + tree.column[below_decision]
+    )
     players = (_player_index(tree, levels, parent_player, flat, 0), _player_index(tree, levels, parent_player, flat, 1))
-    return TreeIndex(levels=levels, parent_player=parent_player, flat=flat, below_decision=below_decision,
-                     terminals=np.flatnonzero(tree.player == TERMINAL), players=players)
+    return TreeIndex(
+        levels=levels,
+        parent_player=parent_player,
+        flat=flat,
+        below_decision=below_decision,
+        terminals=np.flatnonzero(tree.player == TERMINAL),
+        players=players,
+    )
 
 
-def _player_index(tree: GameTree, levels: tuple[tuple[int, int], ...], parent_player: np.ndarray,
-                  flat: np.ndarray, player: int) -> PlayerIndex:
+def _player_index(
+    tree: GameTree, levels: tuple[tuple[int, int], ...], parent_player: np.ndarray, flat: np.ndarray, player: int
+) -> PlayerIndex:
     own_edge = parent_player == player
     last_seq = top_down(tree.parent, levels, np.where(own_edge, 1 + flat, 0), combine="replace")
     decisions = top_down(tree.parent, levels, own_edge.astype(np.int64), combine="add")
@@ -101,14 +109,17 @@ def _player_index(tree: GameTree, levels: tuple[tuple[int, int], ...], parent_pl
     parent_seq[infosets] = last_seq[tree.infoset_node[infosets]]
     nodes = np.flatnonzero(tree.player == player)
     if not np.array_equal(last_seq[nodes], parent_seq[tree.infoset[nodes]]):
-        raise ValueError(f"player_{player}'s information states do not have perfect recall: "
-                         "two histories of one information state follow different own moves")
+        raise ValueError(
+            f"player_{player}'s information states do not have perfect recall: "
+            "two histories of one information state follow different own moves"
+        )
     depth = decisions[tree.infoset_node[infosets]]
     order = np.argsort(-depth, kind="stable")
     _, cuts = np.unique(-depth[order], return_index=True)
     groups = tuple(np.split(infosets[order], cuts[1:]))
-    return PlayerIndex(infosets=infosets, children=np.flatnonzero(own_edge), last_seq=last_seq,
-                       parent_seq=parent_seq, groups=groups)
+    return PlayerIndex(
+        infosets=infosets, children=np.flatnonzero(own_edge), last_seq=last_seq, parent_seq=parent_seq, groups=groups
+    )
 
 
 def top_down(parent: np.ndarray, levels: tuple[tuple[int, int], ...], step: np.ndarray, combine: str) -> np.ndarray:
@@ -170,7 +181,7 @@ def check_policy(tree: GameTree, policy: np.ndarray, name: str = "policy") -> np
         raise ValueError(f"{name} puts probability on a padding column (no legal action there)")
     bad = np.flatnonzero(np.abs(policy.sum(axis=1) - 1.0) > 1e-9)
     if bad.size:
-        raise ValueError(f"{name}'s row {bad[0]} sums to {policy[bad[0]].sum()!r}, not 1 "
-                         f"({bad.size} rows do not sum to 1)")
+        raise ValueError(
+            f"{name}'s row {bad[0]} sums to {policy[bad[0]].sum()!r}, not 1 ({bad.size} rows do not sum to 1)"
+        )
     return policy
-

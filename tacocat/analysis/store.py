@@ -116,8 +116,9 @@ def _future_key(state) -> str:
         pile = np.bincount(engine.draw_pile, minlength=state.rules.n_values).tolist() if engine.draw_pile else []
         position = ([getattr(engine, name) for name in _FUTURE_FIELDS], pile)
     draws = state._draws
-    pending = None if draws is None else (draws.move, draws.new_round, draws.slots, draws.pool, draws.chosen,
-                                          draws.value)
+    pending = (
+        None if draws is None else (draws.move, draws.new_round, draws.slots, draws.pool, draws.chosen, draws.value)
+    )
     return repr((position, pending))
 
 
@@ -178,7 +179,8 @@ def _too_large(rules: RulesConfig, estimate: float, how: str, max_histories: int
     return TooLargeError(
         f"the game tree of ruleset {rules.ruleset_hash()} is too large to enumerate: about {estimate:.2g} "
         f"histories ({how}), about {_memory(estimate)} of memory; the limit is {max_histories:,} histories "
-        f"(about {_memory(max_histories)})")
+        f"(about {_memory(max_histories)})"
+    )
 
 
 def _memory(histories: float) -> str:
@@ -194,8 +196,15 @@ def _memory(histories: float) -> str:
 # the cache of enumerated trees
 # ---------------------------------------------------------------------------------------
 #: every array of a cached tree: (dtype, what its shape must be), checked before it is read
-_NODE_ARRAYS = {"player": np.int8, "parent": np.int32, "action": np.int32, "column": np.int16,
-                "chance_prob": np.float64, "infoset": np.int32, "utility": np.float64}
+_NODE_ARRAYS = {
+    "player": np.int8,
+    "parent": np.int32,
+    "action": np.int32,
+    "column": np.int16,
+    "chance_prob": np.float64,
+    "infoset": np.int32,
+    "utility": np.float64,
+}
 _INFOSET_ARRAYS = {"infoset_player": np.int8, "n_legal": np.int16, "infoset_node": np.int32}
 #: the most legal actions an information state can have (far above any action table)
 _MAX_ACTIONS = 1 << 12
@@ -213,8 +222,9 @@ def cache_path(rules: RulesConfig, directory: Path | None = None) -> Path:
     return (directory if directory is not None else cache_dir()) / name
 
 
-def load_tree(rules: RulesConfig, progress: bool = False, max_histories: int = MAX_HISTORIES,
-              directory: Path | None = None) -> GameTree:
+def load_tree(
+    rules: RulesConfig, progress: bool = False, max_histories: int = MAX_HISTORIES, directory: Path | None = None
+) -> GameTree:
     """`rules`' game tree: read from the cache, or enumerated (refused first by
     `check_enumerable` when over `max_histories`) and written to it."""
     path = cache_path(rules, directory)
@@ -263,8 +273,9 @@ def read_tree(path: Path, rules: RulesConfig, max_histories: int = MAX_HISTORIES
             if name not in headers:
                 raise TreeFileError(f"has no array {name!r}")
             if headers[name] != (np.dtype(dtype), shape):
-                raise TreeFileError(f"array {name!r} is {headers[name][0]} {headers[name][1]}, "
-                                    f"not {np.dtype(dtype)} {shape}")
+                raise TreeFileError(
+                    f"array {name!r} is {headers[name][0]} {headers[name][1]}, not {np.dtype(dtype)} {shape}"
+                )
         if set(headers) != set(expected):
             raise TreeFileError(f"holds unexpected arrays {sorted(set(headers) - set(expected))}")
         with np.load(path, allow_pickle=False) as stored:
@@ -274,8 +285,9 @@ def read_tree(path: Path, rules: RulesConfig, max_histories: int = MAX_HISTORIES
         raise TreeFileError(f"tree cache {path}: {error}; delete the file to enumerate the tree again") from None
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, UnicodeDecodeError) as error:
         reason = " ".join(str(error).split()) or type(error).__name__
-        raise TreeFileError(f"tree cache {path}: not a readable tree file ({reason}); "
-                            "delete the file to enumerate the tree again") from None
+        raise TreeFileError(
+            f"tree cache {path}: not a readable tree file ({reason}); delete the file to enumerate the tree again"
+        ) from None
 
 
 def _headers(path: Path) -> dict[str, tuple[np.dtype, tuple[int, ...]]]:
@@ -301,6 +313,7 @@ def _headers(path: Path) -> dict[str, tuple[np.dtype, tuple[int, ...]]]:
 
 def _expected_shapes(headers: dict, max_histories: int) -> dict[str, tuple[type, tuple[int, ...]]]:
     """Every array's dtype and shape, from the sizes the file declares, each size bounded."""
+
     def size(name: str, axis: int, bound: int) -> int:
         if name not in headers:
             raise TreeFileError(f"has no array {name!r}")
@@ -351,16 +364,19 @@ def _parents_ok(a: dict[str, np.ndarray]) -> bool:
 def _infosets_ok(a: dict[str, np.ndarray]) -> bool:
     player, infoset, node = a["player"], a["infoset"], a["infoset_node"]
     n = a["infoset_player"].size
-    return bool(np.isin(player, (-2, -1, 0, 1)).all() and np.array_equal(infoset >= 0, player >= 0)
-                and (infoset < n).all() and ((node >= 0) & (node < player.size)).all()
-                and np.array_equal(infoset[node], np.arange(n))
-                and np.array_equal(player[node], a["infoset_player"]))
+    return bool(
+        np.isin(player, (-2, -1, 0, 1)).all()
+        and np.array_equal(infoset >= 0, player >= 0)
+        and (infoset < n).all()
+        and ((node >= 0) & (node < player.size)).all()
+        and np.array_equal(infoset[node], np.arange(n))
+        and np.array_equal(player[node], a["infoset_player"])
+    )
 
 
 def _legal_ok(a: dict[str, np.ndarray]) -> bool:
     n_legal, width = a["n_legal"], a["legal"].shape[1]
-    return bool(((n_legal >= 1) & (n_legal <= width)).all()
-                and np.array_equal((a["legal"] >= 0).sum(axis=1), n_legal))
+    return bool(((n_legal >= 1) & (n_legal <= width)).all() and np.array_equal((a["legal"] >= 0).sum(axis=1), n_legal))
 
 
 def _columns_ok(a: dict[str, np.ndarray]) -> bool:

@@ -29,8 +29,10 @@ def to_policy_table(tree: GameTree, policy: np.ndarray) -> dict[str, list[tuple[
     policy = np.asarray(policy, dtype=np.float64)
     if policy.shape != (tree.n_infosets, tree.max_actions):
         raise ValueError(f"policy has shape {policy.shape}; the tree needs ({tree.n_infosets}, {tree.max_actions})")
-    return {key: [(int(a), float(p)) for a, p in zip(tree.legal[i, :n], policy[i, :n], strict=True)]
-            for i, (key, n) in enumerate(zip(tree.infoset_keys, tree.n_legal, strict=True))}
+    return {
+        key: [(int(a), float(p)) for a, p in zip(tree.legal[i, :n], policy[i, :n], strict=True)]
+        for i, (key, n) in enumerate(zip(tree.infoset_keys, tree.n_legal, strict=True))
+    }
 
 
 def from_policy_table(tree: GameTree, table: Mapping[str, Iterable[tuple[int, float]]]) -> np.ndarray:
@@ -40,12 +42,14 @@ def from_policy_table(tree: GameTree, table: Mapping[str, Iterable[tuple[int, fl
     for i, key in enumerate(tree.infoset_keys):
         if key not in table:
             raise ValueError(f"the table has no entry for information state {i} ({key!r})")
-        columns = {int(a): c for c, a in enumerate(tree.legal[i, :tree.n_legal[i]])}
+        columns = {int(a): c for c, a in enumerate(tree.legal[i, : tree.n_legal[i]])}
         for action, prob in table[key]:
             if int(action) not in columns:
                 if prob == 0:
                     continue
-                raise ValueError(f"the table puts probability {prob} on action {action}, not legal at "
-                                 f"information state {i} ({key!r})")
+                raise ValueError(
+                    f"the table puts probability {prob} on action {action}, not legal at "
+                    f"information state {i} ({key!r})"
+                )
             policy[i, columns[int(action)]] = prob
     return policy

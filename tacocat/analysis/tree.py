@@ -171,13 +171,25 @@ def enumerate_tree(rules: RulesConfig, progress: bool = False) -> GameTree:
             children = [(state.child(a), node, a, i, 1.0, d + 1) for i, a in enumerate(legal)]
         stack.extend(reversed(children))
     bar.close()
-    return _by_depth(rules, player, parent, action, column, prob, infoset, utility, depth,
-                     list(keys), info_player, info_legal)
+    return _by_depth(
+        rules, player, parent, action, column, prob, infoset, utility, depth, list(keys), info_player, info_legal
+    )
 
 
-def _by_depth(rules: RulesConfig, player: list[int], parent: list[int], action: list[int], column: list[int],
-              prob: list[float], infoset: list[int], utility: list[float], depth: list[int], keys: list[str],
-              info_player: list[int], info_legal: list[list[int]]) -> GameTree:
+def _by_depth(
+    rules: RulesConfig,
+    player: list[int],
+    parent: list[int],
+    action: list[int],
+    column: list[int],
+    prob: list[float],
+    infoset: list[int],
+    utility: list[float],
+    depth: list[int],
+    keys: list[str],
+    info_player: list[int],
+    info_legal: list[list[int]],
+) -> GameTree:
     """Renumber the depth-first nodes level by level (stably, so siblings keep action order)."""
     depth_a = np.asarray(depth, dtype=np.int64)
     order = np.argsort(depth_a, kind="stable")
@@ -190,7 +202,7 @@ def _by_depth(rules: RulesConfig, player: list[int], parent: list[int], action: 
     width = max((len(row) for row in info_legal), default=1)
     legal = np.full((len(info_legal), width), -1, dtype=np.int32)
     for i, row in enumerate(info_legal):
-        legal[i, :len(row)] = row
+        legal[i, : len(row)] = row
     first = np.full(len(keys), -1, dtype=np.int32)
     decision = np.flatnonzero(infoset_a >= 0)
     seen, first_index = np.unique(infoset_a[decision], return_index=True)

@@ -93,10 +93,12 @@ def _print_version(value: bool) -> None:
 def _root(
     ctx: typer.Context,
     debug: bool = typer.Option(False, "--debug", help="Show the Python traceback of an error."),
-    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
-                                 help="Print the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
     ctx.meta["tacocat_debug"] = debug
+
 
 RulesOption = typer.Option(None, "--rules", help="Rules config YAML (default: RULES_REFERENCE defaults).")
 
@@ -111,8 +113,9 @@ def _config(rules: Path | None):
     try:
         return make_config(rules)
     except OSError as err:
-        raise typer.BadParameter(f"{rules}: cannot read the rules config ({err.strerror or err})",
-                                 param_hint="--rules") from None
+        raise typer.BadParameter(
+            f"{rules}: cannot read the rules config ({err.strerror or err})", param_hint="--rules"
+        ) from None
     except ValueError as err:
         raise typer.BadParameter(str(err), param_hint="--rules") from None
 
@@ -216,8 +219,13 @@ def match_table(result) -> Table:
     for key, spec in (("A", result.agent_a), ("B", result.agent_b)):
         row = per[key]
         total = row["total"]
-        table.add_row(f"{key}: {spec}", wld(total), wld(row["player_0"]), wld(row["player_1"]),
-                      f"{total['wins'] + 0.5 * total['draws']:g}")
+        table.add_row(
+            f"{key}: {spec}",
+            wld(total),
+            wld(row["player_0"]),
+            wld(row["player_1"]),
+            f"{total['wins'] + 0.5 * total['draws']:g}",
+        )
     return table
 
 
@@ -225,8 +233,13 @@ def match_table(result) -> Table:
 def match_command(
     agent_a: str = typer.Argument(..., help="Agent A spec, e.g. random or search:simulations=200."),
     agent_b: str = typer.Argument(..., help="Agent B spec."),
-    games: int = typer.Option(100, "--deal-pairs", "-n", min=1,
-                              help="Deal pairs: each deal is played twice, seats swapped (--games is the old name)."),
+    games: int = typer.Option(
+        100,
+        "--deal-pairs",
+        "-n",
+        min=1,
+        help="Deal pairs: each deal is played twice, seats swapped (--games is the old name).",
+    ),
     seed: int = typer.Option(0, "--seed", "-s", min=0, help="Match seed (deals and agents' randomness)."),
     workers: int = typer.Option(1, "--workers", "-w", min=1, help="Worker processes (results do not depend on it)."),
     json_path: Path | None = typer.Option(None, "--json", help="Write the result summary as JSON here."),
@@ -244,8 +257,16 @@ def match_command(
     _check_agent(agent_b, "AGENT_B", cfg)
     _check_output_file(json_path, "--json")
     _check_output_file(save_games, "--save-games")
-    result = match(agent_a, agent_b, games, seed, workers=workers, config=cfg, progress=progress,
-                   keep_records=save_games is not None)
+    result = match(
+        agent_a,
+        agent_b,
+        games,
+        seed,
+        workers=workers,
+        config=cfg,
+        progress=progress,
+        keep_records=save_games is not None,
+    )
     _console().print(match_table(result))
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
@@ -264,9 +285,16 @@ def match_command(
 # ---------------------------------------------------------------------------------------
 @app.command("tournament")
 def tournament_command(
-    agents: list[str] = typer.Option(..., "--agents", "-a", help="Agent specs, comma-separated (or the option repeated)."),
-    games: int = typer.Option(100, "--deal-pairs", "-n", min=1,
-                              help="Deal pairs per pairing (2 games each, seats swapped; --games is the old name)."),
+    agents: list[str] = typer.Option(
+        ..., "--agents", "-a", help="Agent specs, comma-separated (or the option repeated)."
+    ),
+    games: int = typer.Option(
+        100,
+        "--deal-pairs",
+        "-n",
+        min=1,
+        help="Deal pairs per pairing (2 games each, seats swapped; --games is the old name).",
+    ),
     seed: int = typer.Option(0, "--seed", "-s", min=0, help="Seed: every pairing plays the same deals."),
     workers: int = typer.Option(1, "--workers", "-w", min=1, help="Worker processes."),
     out: Path = typer.Option(Path("results/tournament"), "--out", "-o", help="Output folder."),
@@ -290,14 +318,21 @@ def tournament_command(
     if anchor is not None and anchor not in specs:
         raise typer.BadParameter(f"{anchor!r} is not one of {specs}", param_hint="--anchor")
     _check_output_dir(out, "--out")
-    result = tournament(specs, games, seed, workers, out, config=cfg, n_boot=boot, boot_seed=boot_seed,
-                        anchor=anchor, progress=progress)
+    result = tournament(
+        specs, games, seed, workers, out, config=cfg, n_boot=boot, boot_seed=boot_seed, anchor=anchor, progress=progress
+    )
     table = Table(title=f"Tournament: {games} deal pairs per pairing, seed {seed}, ruleset {result.ruleset_hash}")
     for col in ("rank", "agent", "rating", "95% interval", "score", "games"):
         table.add_column(col, justify="left" if col == "agent" else "right")
     for rank, row in enumerate(result.leaderboard(), 1):
-        table.add_row(str(rank), row["agent"], f"{row['rating']:.0f}", f"[{row['low']:.0f}, {row['high']:.0f}]",
-                      f"{row['score']:g}", str(row["games"]))
+        table.add_row(
+            str(rank),
+            row["agent"],
+            f"{row['rating']:.0f}",
+            f"[{row['low']:.0f}, {row['high']:.0f}]",
+            f"{row['score']:g}",
+            str(row["games"]),
+        )
     console = _console()
     console.print(table)
     matrix = Table(title="Win rate of row vs column (draws half)")
@@ -380,13 +415,21 @@ def replay_command(
 
 @app.command("serve")
 def serve_command(
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (default: this machine only; "
-                             "0.0.0.0: every network)."),
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="Address to listen on (default: this machine only; 0.0.0.0: every network)."
+    ),
     port: int = typer.Option(8000, "--port", min=0, max=65535, help="Port (0: any free port)."),
-    policies: list[Path] = typer.Option([], "--policies", help="A folder whose policy files agent specs may load "
-                                        "(path=...; repeatable; default: the shipped champion's folder and runs/)."),
-    allowed_hosts: list[str] = typer.Option([], "--allowed-host", help="A host name the server answers requests "
-                                            "for (repeatable; required with a --host other than loopback)."),
+    policies: list[Path] = typer.Option(
+        [],
+        "--policies",
+        help="A folder whose policy files agent specs may load "
+        "(path=...; repeatable; default: the shipped champion's folder and runs/).",
+    ),
+    allowed_hosts: list[str] = typer.Option(
+        [],
+        "--allowed-host",
+        help="A host name the server answers requests for (repeatable; required with a --host other than loopback).",
+    ),
 ) -> None:
     """Play against an agent, watch two agents and replay game files in the browser (a local web app)."""
     try:
@@ -405,21 +448,47 @@ def train_command(
     resume: Path | None = typer.Option(None, "--resume", help="Continue the interrupted run in RUN_DIR."),
     evaluate: bool = typer.Option(False, "--evaluate", help="After training, evaluate against the whole ladder."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
-    address: str | None = typer.Option(None, "--address", help="backend rllib: join the Ray cluster at HOST:PORT "
-                                          "(default: RAY_ADDRESS, else the config's, else a local Ray runtime)."),
-    devices: int | None = typer.Option(None, "--devices", min=1, help="backend league: train on N JAX devices, "
-                                          "data parallel (sets league.devices; on CPU, splits this host into N XLA "
-                                          "devices)."),
-    coordinator: str | None = typer.Option(None, "--coordinator", help="backend league, several processes "
-                                              "(jax.distributed): the coordinator's HOST:PORT (default: "
-                                              "TACOCAT_COORDINATOR; a Slurm job step is detected)."),
-    num_processes: int | None = typer.Option(None, "--num-processes", min=1, help="with --coordinator: the "
-                                                "number of processes (default: TACOCAT_NUM_PROCESSES)."),
-    process_id: int | None = typer.Option(None, "--process-id", min=0, help="with --coordinator: this "
-                                             "process's id, 0 writes the run (default: TACOCAT_PROCESS_ID)."),
-    join_timeout: int = typer.Option(JOIN_TIMEOUT_S, "--join-timeout", min=1, help="with several processes: "
-                                     "seconds to wait for the coordinator and the other processes before stopping "
-                                     "with one line."),
+    address: str | None = typer.Option(
+        None,
+        "--address",
+        help="backend rllib: join the Ray cluster at HOST:PORT "
+        "(default: RAY_ADDRESS, else the config's, else a local Ray runtime).",
+    ),
+    devices: int | None = typer.Option(
+        None,
+        "--devices",
+        min=1,
+        help="backend league: train on N JAX devices, "
+        "data parallel (sets league.devices; on CPU, splits this host into N XLA "
+        "devices).",
+    ),
+    coordinator: str | None = typer.Option(
+        None,
+        "--coordinator",
+        help="backend league, several processes "
+        "(jax.distributed): the coordinator's HOST:PORT (default: "
+        "TACOCAT_COORDINATOR; a Slurm job step is detected).",
+    ),
+    num_processes: int | None = typer.Option(
+        None,
+        "--num-processes",
+        min=1,
+        help="with --coordinator: the number of processes (default: TACOCAT_NUM_PROCESSES).",
+    ),
+    process_id: int | None = typer.Option(
+        None,
+        "--process-id",
+        min=0,
+        help="with --coordinator: this process's id, 0 writes the run (default: TACOCAT_PROCESS_ID).",
+    ),
+    join_timeout: int = typer.Option(
+        JOIN_TIMEOUT_S,
+        "--join-timeout",
+        min=1,
+        help="with several processes: "
+        "seconds to wait for the coordinator and the other processes before stopping "
+        "with one line.",
+    ),
 ) -> None:
     """Train from a YAML experiment config (file < --seed < --set): MaskablePPO, PPO on Ray RLlib
     with `backend: rllib`, or jitted PPO on the batch engine against a league with `backend: league`
@@ -468,8 +537,9 @@ def train_command(
 @app.command("evaluate")
 def evaluate_command(
     run_dir: Path = typer.Argument(..., help="A finished run directory of any backend."),
-    workers: int | None = typer.Option(None, "--workers", "-w", min=1, max=MAX_WORKERS,
-                                          help="Worker processes (default: the run's eval.workers)."),
+    workers: int | None = typer.Option(
+        None, "--workers", "-w", min=1, max=MAX_WORKERS, help="Worker processes (default: the run's eval.workers)."
+    ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
     """Evaluate a finished run's final policy against its config's eval.final (the ladder), as
@@ -516,24 +586,45 @@ def compare_command(
 
 @app.command("exploit")
 def exploit_command(
-    agent: str = typer.Argument(..., help="The agent to exploit: highcard, planner, counter, random, champion, "
-                                "league:path=... or rllib:path=... (deterministic=false: its sampling policy)."),
-    steps: int | None = typer.Option(None, "--steps", help="Env steps per run (default: exploit.yaml's 12 M, "
-                                        "main.yaml's budget; the champion trained for 40 M)."),
+    agent: str = typer.Argument(
+        ...,
+        help="The agent to exploit: highcard, planner, counter, random, champion, "
+        "league:path=... or rllib:path=... (deterministic=false: its sampling policy).",
+    ),
+    steps: int | None = typer.Option(
+        None,
+        "--steps",
+        help="Env steps per run (default: exploit.yaml's 12 M, main.yaml's budget; the champion trained for 40 M).",
+    ),
     seeds: int = typer.Option(1, "--seeds", help="Training runs, seeds S, S+1, ... (--seed S)."),
     seed: int = typer.Option(0, "--seed", help="The first run's seed."),
-    init: str | None = typer.Option(None, "--init", help="agent: start the actor as AGENT's network, its critic "
-                                       "warmed up first (default where AGENT has one); scratch: a fresh actor."),
-    preset: str | None = typer.Option(None, "--preset", help="Train and evaluate on these preset rules "
-                                         "(tacocat.game.presets; default: the R1 rules)."),
+    init: str | None = typer.Option(
+        None,
+        "--init",
+        help="agent: start the actor as AGENT's network, its critic "
+        "warmed up first (default where AGENT has one); scratch: a fresh actor.",
+    ),
+    preset: str | None = typer.Option(
+        None, "--preset", help="Train and evaluate on these preset rules (tacocat.game.presets; default: the R1 rules)."
+    ),
     deal_pairs: int = typer.Option(1000, "--deal-pairs", "-n", help="Deal pairs of each exploiter against AGENT."),
-    out: Path | None = typer.Option(None, "--out", help="Output folder: one run per seed, exploit.json, "
-                                       "learning_curve.png (default: runs/exploit_<agent>[_<preset>])."),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        help="Output folder: one run per seed, exploit.json, "
+        "learning_curve.png (default: runs/exploit_<agent>[_<preset>]).",
+    ),
     resume: bool = typer.Option(False, "--resume", help="Continue the unfinished runs in --out, reuse finished ones."),
     workers: int = typer.Option(1, "--workers", "-w", help="Worker processes of the evaluation matches."),
-    exact: bool = typer.Option(False, "--exact", help="Instead: AGENT's exact NashConv and best-response values on "
-                               "--preset (a tabular policy on the enumerated game tree)."),
-    sampling: bool = typer.Option(False, "--sampling", help="With --exact: AGENT's sampling policy, not its greedy one."),
+    exact: bool = typer.Option(
+        False,
+        "--exact",
+        help="Instead: AGENT's exact NashConv and best-response values on "
+        "--preset (a tabular policy on the enumerated game tree).",
+    ),
+    sampling: bool = typer.Option(
+        False, "--sampling", help="With --exact: AGENT's sampling policy, not its greedy one."
+    ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
 ) -> None:
     """A best response to the frozen AGENT, trained by the league on the batch engine: its win
@@ -556,8 +647,18 @@ def exploit_command(
 
     if out is not None:
         _check_output_dir(out, "--out")
-    plan = plan_exploit(agent, steps=steps, seeds=seeds, first_seed=seed, init=init, preset=preset,
-                        deal_pairs=deal_pairs, out=out, workers=workers, resume=resume)
+    plan = plan_exploit(
+        agent,
+        steps=steps,
+        seeds=seeds,
+        first_seed=seed,
+        init=init,
+        preset=preset,
+        deal_pairs=deal_pairs,
+        out=out,
+        workers=workers,
+        resume=resume,
+    )
     report = run_exploit(plan, progress=progress)
     typer.echo(format_table(report))
     typer.echo(f"wrote {plan.out / REPORT} and {report['curve']}")
@@ -569,7 +670,9 @@ def tune_command(
     trials: int = typer.Option(..., "--trials", min=1, help="Finished trials the study should reach (resumes)."),
     storage: str | None = typer.Option(None, "--storage", help="SQLAlchemy URL (default: SQLite in the study dir)."),
     study: str | None = typer.Option(None, "--study", help="Study name (default: the tune file's)."),
-    workers: int = typer.Option(1, "--workers", min=1, max=MAX_WORKERS, help="Worker processes sharing the study's storage."),
+    workers: int = typer.Option(
+        1, "--workers", min=1, max=MAX_WORKERS, help="Worker processes sharing the study's storage."
+    ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
     """Tune hyperparameters with Optuna (TPE, pruning); resumable; writes best_config.yaml."""
@@ -589,8 +692,10 @@ def tune_command(
     directory = setup.tune.directory
     typer.echo(f"study {setup.tune.study!r}: {len(result.trials)} trials; summary: {directory / 'summary.md'}")
     if (directory / "best_config.yaml").exists():
-        typer.echo(f"best trial {result.best_trial.number} ({result.best_value:.4f}); "
-                   f"train it with: tacocat train --config {directory / 'best_config.yaml'}")
+        typer.echo(
+            f"best trial {result.best_trial.number} ({result.best_value:.4f}); "
+            f"train it with: tacocat train --config {directory / 'best_config.yaml'}"
+        )
 
 
 if __name__ == "__main__":

@@ -72,7 +72,7 @@ class HumanAgent(Agent):
     def narrate(self, view: PlayerView) -> None:
         """Print the public events the human has not seen yet."""
         values = view.rules.values
-        for event in view.events[self._seen:]:
+        for event in view.events[self._seen :]:
             if event.kind is EventKind.ROUND:
                 self.say("")
             self.say("* " + describe_event(event, values))
@@ -174,8 +174,10 @@ def play_human(
     human.reset(seat, gens[seat])
     opponent.reset(1 - seat, gens[1 - seat])
     names = state.rules.codec.names
-    output_fn(f"Tacocat Spelled Backwards: you are player_{seat}, against {opp_name} (player_{1 - seat}). "
-              f"Seed {seed}, ruleset {state.rules.hash}.")
+    output_fn(
+        f"Tacocat Spelled Backwards: you are player_{seat}, against {opp_name} (player_{1 - seat}). "
+        f"Seed {seed}, ruleset {state.rules.hash}."
+    )
     quit_game = False
     try:
         while not state.is_over:
@@ -203,7 +205,12 @@ def play_human(
         output_fn("")
         output_fn(render_view(player_view(state, seat)))
     record = GameRecord(
-        seed=seed, ruleset_hash=state.rules.hash, winner=state.winner, truncated=state.truncated,
-        rounds=state.rounds_played, actions=list(state.actions), events=list(state.events),
+        seed=seed,
+        ruleset_hash=state.rules.hash,
+        winner=state.winner,
+        truncated=state.truncated,
+        rounds=state.rounds_played,
+        actions=list(state.actions),
+        events=list(state.events),
     )
     return HumanGameResult(seed, seat, opp_name, state.winner if state.is_over else None, quit_game, record)

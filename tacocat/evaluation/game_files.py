@@ -66,7 +66,9 @@ class GameLine(BaseModel):
             if isinstance(player, bool) or player not in (0, 1):
                 raise ValueError(f"entry {index} {entry!r}: the player must be 0 or 1, got {player!r}")
             if isinstance(action, bool) or not isinstance(action, int) or action < 0:
-                raise ValueError(f"entry {index} {entry!r}: the action id must be a non-negative integer, got {action!r}")
+                raise ValueError(
+                    f"entry {index} {entry!r}: the action id must be a non-negative integer, got {action!r}"
+                )
             if len(entry) == 3 and not isinstance(entry[2], str):
                 raise ValueError(f"entry {index} {entry!r}: the action name must be a string, got {entry[2]!r}")
         return actions
@@ -94,9 +96,7 @@ def game_to_dict(
 ) -> dict[str, Any]:
     """The JSON-ready line of one game."""
     if record.ruleset_hash != config.ruleset_hash():
-        raise ValueError(
-            f"the record's ruleset hash {record.ruleset_hash} is not the config's {config.ruleset_hash()}"
-        )
+        raise ValueError(f"the record's ruleset hash {record.ruleset_hash} is not the config's {config.ruleset_hash()}")
     names = _codec_names(config)
     return {
         "format": FORMAT,
@@ -261,8 +261,7 @@ def replay_game(
         if out is not None:
             print(text, file=out)
 
-    emit(f"Game: seed {game['seed']}, ruleset {cfg.ruleset_hash()}, "
-         f"player_0 = {agents[0]}, player_1 = {agents[1]}")
+    emit(f"Game: seed {game['seed']}, ruleset {cfg.ruleset_hash()}, player_0 = {agents[0]}, player_1 = {agents[1]}")
     seen = 0
     for step, entry in enumerate(game["actions"]):
         while seen < len(state.events):

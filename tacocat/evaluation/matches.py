@@ -313,7 +313,11 @@ def run_chunks(
 ) -> dict[Any, list[DealResult]]:
     """Play chunks in `workers` processes; results per key, in deal order."""
     total = sum(2 * len(c.deals) for c in chunks)
-    bar = progress if isinstance(progress, tqdm) else tqdm(total=total, unit="game", desc=desc, disable=not progress, leave=False)
+    bar = (
+        progress
+        if isinstance(progress, tqdm)
+        else tqdm(total=total, unit="game", desc=desc, disable=not progress, leave=False)
+    )
     out: dict[Any, list[DealResult]] = {}
     try:
         if workers <= 1:
@@ -424,7 +428,10 @@ def match(
                     f"with workers={workers} agents must be given as spec strings (worker processes "
                     f"rebuild them with make_agent), got an instance {agent!r}"
                 )
-        chunks = [DealChunk("match", spec_a, spec_b, seed, deals, cfg, keep_records) for deals in split_deals(deal_pairs, workers)]
+        chunks = [
+            DealChunk("match", spec_a, spec_b, seed, deals, cfg, keep_records)
+            for deals in split_deals(deal_pairs, workers)
+        ]
         deals = run_chunks(chunks, workers, progress, desc=f"{spec_a} vs {spec_b}")["match"]
     else:
         a = _build(agent_a)
@@ -432,7 +439,9 @@ def match(
         if b is a:  # one instance cannot sit in both seats
             b = copy.deepcopy(a)
         deals = []
-        with tqdm(total=2 * deal_pairs, unit="game", desc=f"{spec_a} vs {spec_b}", disable=not progress, leave=False) as bar:
+        with tqdm(
+            total=2 * deal_pairs, unit="game", desc=f"{spec_a} vs {spec_b}", disable=not progress, leave=False
+        ) as bar:
             for k in range(deal_pairs):
                 deals.append(play_deal(a, b, seed, k, cfg, keep_records))
                 bar.update(2)
@@ -445,4 +454,3 @@ def iter_match_records(result: MatchResult) -> Iterable[tuple[tuple[str, str], G
     if result.records is None:
         raise ValueError("the match kept no game records (use keep_records=True)")
     return zip(result.seat_pairs(), result.records, strict=True)
-

@@ -222,7 +222,9 @@ class RatingsResult:
         return [int(i) for i in np.argsort(-self.ratings, kind="stable")]
 
 
-def _pair_matrices(pairs: Sequence[PairResults], n: int, weights: Mapping[int, np.ndarray] | np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _pair_matrices(
+    pairs: Sequence[PairResults], n: int, weights: Mapping[int, np.ndarray] | np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     scores = np.zeros((n, n))
     games = np.zeros((n, n))
     for idx, pair in enumerate(pairs):
@@ -274,8 +276,9 @@ def bradley_terry_ratings(
             weights: Mapping[int, np.ndarray] | np.ndarray = w
         else:
             weights = {
-                k: np.bincount(rng.integers(len(p.deal_scores), size=len(p.deal_scores)),
-                               minlength=len(p.deal_scores)).astype(float)
+                k: np.bincount(
+                    rng.integers(len(p.deal_scores), size=len(p.deal_scores)), minlength=len(p.deal_scores)
+                ).astype(float)
                 for k, p in enumerate(pairs)
             }
         s, g = _pair_matrices(pairs, n, weights)
@@ -287,8 +290,16 @@ def bradley_terry_ratings(
     else:
         low = high = np.full(n, np.nan)
     return RatingsResult(
-        names=list(names), ratings=point, low=low, high=high, confidence=confidence, n_boot=n_boot,
-        boot_seed=boot_seed, prior_sd=prior_sd, anchor=anchor, samples=samples,
+        names=list(names),
+        ratings=point,
+        low=low,
+        high=high,
+        confidence=confidence,
+        n_boot=n_boot,
+        boot_seed=boot_seed,
+        prior_sd=prior_sd,
+        anchor=anchor,
+        samples=samples,
     )
 
 
@@ -305,7 +316,9 @@ def paired_difference_interval(
     """
     x = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     if np.shape(a) != np.shape(b) or x.ndim != 1 or x.size < 2:
-        raise ValueError(f"need two equal-length sequences of at least 2 paired values, got {np.shape(a)}, {np.shape(b)}")
+        raise ValueError(
+            f"need two equal-length sequences of at least 2 paired values, got {np.shape(a)}, {np.shape(b)}"
+        )
     mean = float(x.mean())
     half = _t_half_width(x, confidence)
     return mean, mean - half, mean + half

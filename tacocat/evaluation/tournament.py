@@ -74,14 +74,16 @@ class TournamentResult:
                 elif m.agent_b == name:
                     score += m.b_total.score
                     games += m.n_games
-            rows.append({
-                "agent": name,
-                "rating": float(self.ratings.ratings[i]),
-                "low": float(self.ratings.low[i]),
-                "high": float(self.ratings.high[i]),
-                "score": score,
-                "games": int(games),
-            })
+            rows.append(
+                {
+                    "agent": name,
+                    "rating": float(self.ratings.ratings[i]),
+                    "low": float(self.ratings.low[i]),
+                    "high": float(self.ratings.high[i]),
+                    "score": score,
+                    "games": int(games),
+                }
+            )
         return rows
 
 
@@ -120,13 +122,14 @@ def tournament(
         for deals in split_deals(deal_pairs, max(1, workers))
     ]
     start = time.perf_counter()
-    with tqdm(total=2 * deal_pairs * len(pairs), unit="game", desc="tournament", disable=not progress, leave=False) as bar:
+    with tqdm(
+        total=2 * deal_pairs * len(pairs), unit="game", desc="tournament", disable=not progress, leave=False
+    ) as bar:
         results = run_chunks(chunks, workers, bar)
     wall = time.perf_counter() - start
     # the pool plays all pairings together: each match is credited an equal share of the wall time
     matches = [
-        summarize(specs[i], specs[j], seed, cfg, results[(i, j)], wall / len(pairs), max(1, workers))
-        for i, j in pairs
+        summarize(specs[i], specs[j], seed, cfg, results[(i, j)], wall / len(pairs), max(1, workers)) for i, j in pairs
     ]
     matrix = np.full((len(specs), len(specs)), np.nan)
     pair_data = []
@@ -148,8 +151,10 @@ def write_outputs(result: TournamentResult, out_dir: str | Path) -> dict[str, Pa
     """Write results.json, matrix.csv, ratings.csv, tournament.md, heatmap.png, ratings.png."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = {name: out / name for name in (
-        "results.json", "matrix.csv", "ratings.csv", "tournament.md", "heatmap.png", "ratings.png")}
+    paths = {
+        name: out / name
+        for name in ("results.json", "matrix.csv", "ratings.csv", "tournament.md", "heatmap.png", "ratings.png")
+    }
     paths["results.json"].write_text(json.dumps(result.to_dict(), indent=2) + "\n")
     with paths["matrix.csv"].open("w", newline="") as f:
         writer = csv.writer(f)
@@ -199,8 +204,13 @@ def markdown(result: TournamentResult) -> str:
     for name, row in zip(result.agents, result.matrix, strict=True):
         cells = ["—" if np.isnan(x) else f"{x:.3f}" for x in row]
         lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
-    lines += ["", "## Matches", "", "| A | B | win rate A | 95% paired (deal pairs) | W-L-D (A) | mean length | mean rounds |",
-              "|---|---|---:|---|---|---:|---:|"]
+    lines += [
+        "",
+        "## Matches",
+        "",
+        "| A | B | win rate A | 95% paired (deal pairs) | W-L-D (A) | mean length | mean rounds |",
+        "|---|---|---:|---|---|---:|---:|",
+    ]
     for m in result.matches:
         t = m.a_total
         lines.append(

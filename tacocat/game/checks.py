@@ -52,11 +52,28 @@ def make_state(
     n_values = rules.n_values
     # the parts as given (any sequences) are checked first, then copied into the state's own lists
     given = GameState(
-        rules=rules, rng=make_rng(rng), space=space, covered=covered, rounds_played=rounds_played, phase=phase,
-        to_act=to_act, hands=hands, set_aside=[[0] * n_values, [0] * n_values] if set_aside is None else set_aside,
-        draw_pile=draw_pile, discard=[0] * n_values if discard is None else discard, replace_queue=replace_queue,
-        replace_cap=replace_cap, replaced=replaced, duel=duel, last_duel=last_duel, attacker=attacker,
-        attack=attack, answers=answers, winner=winner, truncated=truncated, last_round_winner=last_round_winner,
+        rules=rules,
+        rng=make_rng(rng),
+        space=space,
+        covered=covered,
+        rounds_played=rounds_played,
+        phase=phase,
+        to_act=to_act,
+        hands=hands,
+        set_aside=[[0] * n_values, [0] * n_values] if set_aside is None else set_aside,
+        draw_pile=draw_pile,
+        discard=[0] * n_values if discard is None else discard,
+        replace_queue=replace_queue,
+        replace_cap=replace_cap,
+        replaced=replaced,
+        duel=duel,
+        last_duel=last_duel,
+        attacker=attacker,
+        attack=attack,
+        answers=answers,
+        winner=winner,
+        truncated=truncated,
+        last_round_winner=last_round_winner,
         events=events,
     )
     check_state(given, where)
@@ -80,28 +97,41 @@ def check_state(state: GameState, where: str = "state") -> GameState:
         "phase": (isinstance(state.phase, Phase), "a Phase"),
         "to_act": (_integer(state.to_act, 0, 2), "0 or 1"),
         "space": (_integer(state.space, 0, n_spaces), f"a space 0..{n_spaces - 1}"),
-        "covered": (_sequence(state.covered, n_spaces)
-                    and all(isinstance(c, (bool, np.bool_)) for c in state.covered), f"{n_spaces} booleans"),
-        "rounds_played": (_integer(state.rounds_played, 0, rules.config.max_rounds + 1),
-                          f"0..{rules.config.max_rounds}"),
-        "hands": (_sequence(state.hands, 2) and all(_integers(h, 0, most, n) for h in state.hands),
-                  f"two lists of {counts}"),
-        "set_aside": (_sequence(state.set_aside, 2) and all(_integers(h, 0, most, n) for h in state.set_aside),
-                      f"two lists of {counts}"),
+        "covered": (
+            _sequence(state.covered, n_spaces) and all(isinstance(c, (bool, np.bool_)) for c in state.covered),
+            f"{n_spaces} booleans",
+        ),
+        "rounds_played": (
+            _integer(state.rounds_played, 0, rules.config.max_rounds + 1),
+            f"0..{rules.config.max_rounds}",
+        ),
+        "hands": (
+            _sequence(state.hands, 2) and all(_integers(h, 0, most, n) for h in state.hands),
+            f"two lists of {counts}",
+        ),
+        "set_aside": (
+            _sequence(state.set_aside, 2) and all(_integers(h, 0, most, n) for h in state.set_aside),
+            f"two lists of {counts}",
+        ),
         "draw_pile": (_integers(state.draw_pile, 0, n), f"value indices 0..{n - 1}"),
         "discard": (_integers(state.discard, 0, most, n), counts),
-        "replace_queue": (_integers(state.replace_queue, 0, 2) and len(state.replace_queue) <= 2,
-                          "at most 2 players"),
+        "replace_queue": (_integers(state.replace_queue, 0, 2) and len(state.replace_queue) <= 2, "at most 2 players"),
         "replace_cap": (_integers(state.replace_cap, 0, deal, 2), f"two counts 0..{deal - 1}"),
         "replaced": (_integers(state.replaced, 0, deal, 2, none=True), f"two counts 0..{deal - 1} or None"),
         "duel": (_integers(state.duel, 0, n, 2, none=True), f"two value indices 0..{n - 1} or None"),
-        "last_duel": (state.last_duel is None or _integers(state.last_duel, 0, n, 2),
-                      f"None or two value indices 0..{n - 1}"),
+        "last_duel": (
+            state.last_duel is None or _integers(state.last_duel, 0, n, 2),
+            f"None or two value indices 0..{n - 1}",
+        ),
         "attacker": (_integer(state.attacker, 0, 2, none=True), "0, 1 or None"),
-        "attack": (_integers(state.attack, 0, n) and len(state.attack) <= largest - 1,
-                   f"at most {largest - 1} value indices 0..{n - 1}"),
-        "answers": (_integers(state.answers, 0, n) and len(state.answers) <= largest - 1,
-                    f"at most {largest - 1} value indices 0..{n - 1}"),
+        "attack": (
+            _integers(state.attack, 0, n) and len(state.attack) <= largest - 1,
+            f"at most {largest - 1} value indices 0..{n - 1}",
+        ),
+        "answers": (
+            _integers(state.answers, 0, n) and len(state.answers) <= largest - 1,
+            f"at most {largest - 1} value indices 0..{n - 1}",
+        ),
         "winner": (_integer(state.winner, 0, 2, none=True), "0, 1 or None"),
         "truncated": (isinstance(state.truncated, (bool, np.bool_)), "a boolean"),
         "last_round_winner": (_integer(state.last_round_winner, -1, 2, none=True), "-1, 0, 1 or None"),
@@ -137,8 +167,10 @@ def _phase_problem(state: GameState) -> str | None:
     name = phase.name.lower()
     if phase is Phase.REPLACE:
         if not state.replace_queue or state.replace_queue[0] != to_act:
-            return (f"replace phase: the player to act (player_{to_act}) must be the first of replace_queue "
-                    f"{list(state.replace_queue)} (R4.1, R4.2)")
+            return (
+                f"replace phase: the player to act (player_{to_act}) must be the first of replace_queue "
+                f"{list(state.replace_queue)} (R4.1, R4.2)"
+            )
     elif state.replace_queue:
         return f"{name} phase: replace_queue must be empty once replacing is over, got {list(state.replace_queue)}"
     if phase in (Phase.REPLACE, Phase.DUEL) and attacker is not None:
@@ -156,12 +188,16 @@ def _phase_problem(state: GameState) -> str | None:
         return f"{name} phase: attack and answers are only on the table while a trick is answered (R5.7)"
     waiting = phase is Phase.DUEL and to_act == 1
     if (state.duel[0] is not None) != waiting or state.duel[1] is not None:
-        return ("duel: only player_0's card is ever hidden, while player_1 chooses (R5.1); "
-                f"got duel {list(state.duel)} in the {name} phase with player_{to_act} to act")
+        return (
+            "duel: only player_0's card is ever hidden, while player_1 chooses (R5.1); "
+            f"got duel {list(state.duel)} in the {name} phase with player_{to_act} to act"
+        )
     over = state.winner is not None or state.truncated
     if over != (phase is Phase.OVER) or (state.winner is not None and state.truncated):
-        return (f"{name} phase: a game is over exactly when it has a winner or was truncated, not both "
-                f"(winner {state.winner}, truncated {state.truncated}; R1.5, R6.4)")
+        return (
+            f"{name} phase: a game is over exactly when it has a winner or was truncated, not both "
+            f"(winner {state.winner}, truncated {state.truncated}; R1.5, R6.4)"
+        )
     if state.covered[state.space] and state.winner is None:
         return f"the Tacocat cannot stand on covered space {state.space} (R0.5)"
     return None
@@ -171,8 +207,9 @@ def card_counts(state: GameState) -> list[int]:
     """How many cards of each value index the state holds in all places together: both hands,
     both set-asides, the hidden duel cards, the trick on the table, the discard pile and the
     draw pile. A consistent state holds exactly the deck (`rules.copies`, R0.4, R2.3)."""
-    counts = [h0 + h1 + a0 + a1 + d for h0, h1, a0, a1, d in
-              zip(*state.hands, *state.set_aside, state.discard, strict=True)]
+    counts = [
+        h0 + h1 + a0 + a1 + d for h0, h1, a0, a1, d in zip(*state.hands, *state.set_aside, state.discard, strict=True)
+    ]
     for v in (*state.draw_pile, *state.attack, *state.answers, *state.duel):
         if v is not None:
             counts[v] += 1
@@ -187,19 +224,23 @@ def check_deal(rules: Ruleset, space: int, deal: object) -> None:
         raise InvalidPositionError(f"deal: expected a Deal, got {type(deal).__name__}")
     n, size = rules.n_values, rules.board[space]
     if not (_sequence(deal.hands, 2) and all(_integers(h, 0, len(rules.deck_cards) + 1, n) for h in deal.hands)):
-        raise InvalidPositionError(f"deal: hands must be two lists of {n} non-negative counts (one per card value), "
-                                   f"got {deal.hands!r:.80}")
+        raise InvalidPositionError(
+            f"deal: hands must be two lists of {n} non-negative counts (one per card value), got {deal.hands!r:.80}"
+        )
     for player, hand in enumerate(deal.hands):
         if sum(hand) != size:
-            raise InvalidPositionError(f"deal: player_{player}'s hand holds {sum(hand)} card(s), but a round on "
-                                       f"space {space} deals {size} (R2.2)")
+            raise InvalidPositionError(
+                f"deal: player_{player}'s hand holds {sum(hand)} card(s), but a round on "
+                f"space {space} deals {size} (R2.2)"
+            )
     if not _sequence(deal.pile):
         raise InvalidPositionError(f"deal: pile must be a list of value indices, got {type(deal.pile).__name__}")
     dealt = [a + b for a, b in zip(*deal.hands, strict=False)]
     for card in deal.pile:
         if not _integer(card, 0, n):
-            raise InvalidPositionError(f"deal: the pile holds {card!r}, which is not a card of this deck "
-                                       f"(value indices 0..{n - 1})")
+            raise InvalidPositionError(
+                f"deal: the pile holds {card!r}, which is not a card of this deck (value indices 0..{n - 1})"
+            )
         dealt[card] += 1
     for v, (n_dealt, n_deck) in enumerate(zip(dealt, rules.copies, strict=False)):
         if n_dealt != n_deck:
@@ -213,16 +254,16 @@ def check_pile_order(state: GameState, pile: Sequence[int]) -> None:
     """InvalidPositionError naming `reorder_pile` unless `pile` (value indices, top card last)
     holds exactly the cards of the state's draw pile, in any order (R7.1)."""
     if not _integers(pile, 0, state.rules.n_values) or sorted(pile) != sorted(state.draw_pile):
-        raise InvalidPositionError(f"reorder_pile: {pile!r:.80} is not an order of the draw pile's "
-                                   f"{len(state.draw_pile)} cards")
+        raise InvalidPositionError(
+            f"reorder_pile: {pile!r:.80} is not an order of the draw pile's {len(state.draw_pile)} cards"
+        )
 
 
 def _integer(value: Any, low: int, high: int, none: bool = False) -> bool:
     """An integer (not a bool) in [low, high), or None where `none`."""
     if value is None:
         return none
-    return (isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-            and low <= value < high)
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and low <= value < high
 
 
 def _sequence(values: Any, length: int | None = None) -> bool:

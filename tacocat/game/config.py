@@ -18,7 +18,18 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, m
 
 #: R1.1 default deck composition, value -> copies (38 cards).
 DEFAULT_DECK: dict[int, int] = {
-    1: 2, 2: 3, 3: 3, 4: 3, 5: 4, 6: 4, 7: 4, 8: 4, 9: 3, 10: 3, 11: 3, 12: 2,
+    1: 2,
+    2: 3,
+    3: 3,
+    4: 3,
+    5: 4,
+    6: 4,
+    7: 4,
+    8: 4,
+    9: 3,
+    10: 3,
+    11: 3,
+    12: 2,
 }
 #: R1.2 default deal sizes, from player_0's goal to player_1's goal.
 DEFAULT_BOARD: tuple[int, ...] = (4, 6, 9, 7, 9, 6, 4)
@@ -30,12 +41,12 @@ _NOT_RULES = frozenset({"round_reward"})
 #: enough that a typo (a deck of 10^9 copies, a board of hundreds of spaces) is an error that
 #: names the field instead of an out-of-memory crash or a game that cannot be played out.
 LIMITS = {
-    "card_value": 1000,        # largest card value
-    "distinct_values": 50,     # card values in the deck
-    "copies": 100,             # copies of one value
-    "deck_size": 1000,         # cards in the deck
-    "spaces": 25,              # board spaces
-    "deal_size": 50,           # cards dealt per player on one space
+    "card_value": 1000,  # largest card value
+    "distinct_values": 50,  # card values in the deck
+    "copies": 100,  # copies of one value
+    "deck_size": 1000,  # cards in the deck
+    "spaces": 25,  # board spaces
+    "deal_size": 50,  # cards dealt per player on one space
     "max_rounds": 10_000,
     "round_reward": 100.0,
 }
@@ -73,12 +84,13 @@ class RulesConfig(BaseModel):
     tie_policy: TiePolicy = Field(
         default="void",
         description=(
-            "R1.4 equal last cards: 'void' round, or 'arrow_player_wins' (on a two-arrow "
-            "space the round stays void)."
+            "R1.4 equal last cards: 'void' round, or 'arrow_player_wins' (on a two-arrow space the round stays void)."
         ),
     )
     max_rounds: StrictInt = Field(
-        default=60, gt=0, le=LIMITS["max_rounds"],
+        default=60,
+        gt=0,
+        le=LIMITS["max_rounds"],
         description="R1.5 rounds (void ones included) before truncation.",
     )
     round_reward: float = Field(
@@ -175,10 +187,7 @@ class RulesConfig(BaseModel):
                     f"({len(self.board)}), got {None if self.arrows is None else len(self.arrows)}"
                 )
         elif self.arrows is not None:
-            raise ValueError(
-                f"arrows: only used with arrow_policy 'explicit' (arrow_policy is "
-                f"'{self.arrow_policy}')"
-            )
+            raise ValueError(f"arrows: only used with arrow_policy 'explicit' (arrow_policy is '{self.arrow_policy}')")
         return self
 
     # -- derived facts -----------------------------------------------------------------
@@ -262,7 +271,5 @@ def make_config(config: RulesConfig | dict[str, Any] | str | Path | None = None,
     elif isinstance(config, (str, Path)):
         base = RulesConfig.from_yaml(config).model_dump()
     else:
-        raise TypeError(
-            f"rules config must be a RulesConfig, a dict, a YAML path or None, got {type(config).__name__}"
-        )
+        raise TypeError(f"rules config must be a RulesConfig, a dict, a YAML path or None, got {type(config).__name__}")
     return RulesConfig(**{**base, **overrides})

@@ -235,7 +235,9 @@ def apply_action(state: GameState, action: int, player: int | None = None, *, de
             raise IllegalActionError(
                 f"'{codec.names[action]}' (action {action}) is not legal for player_{state.to_act} "
                 f"now; legal: {_legal_text(state, legal)}",
-                action, legal, [codec.names[a] for a in legal],
+                action,
+                legal,
+                [codec.names[a] for a in legal],
             )
     if deal is None:
         _apply_legal(state, action)
@@ -254,8 +256,9 @@ def _apply_legal(state: GameState, action: int, deal: Deal | None = None) -> Non
     if state.rounds_played != rounds and state.phase is not Phase.OVER:
         _start_round(state, deal)  # R6.4: the round ended and the game goes on
     elif deal is not None:
-        raise InvalidPositionError(f"deal: '{state.rules.codec.names[action]}' (action {action}) starts no round, "
-                                   "so there is nothing to deal")
+        raise InvalidPositionError(
+            f"deal: '{state.rules.codec.names[action]}' (action {action}) starts no round, so there is nothing to deal"
+        )
 
 
 def _sacrifice(state: GameState) -> None:
@@ -272,13 +275,17 @@ def check_action_id(state: GameState, action: object) -> int:
         legal = legal_actions(state)
         raise ActionOutOfRangeError(
             f"action must be an integer id in [0, {codec.size}), got {action!r}; legal: {_legal_text(state, legal)}",
-            action, legal, [codec.names[a] for a in legal],
+            action,
+            legal,
+            [codec.names[a] for a in legal],
         )
     if not 0 <= action < codec.size:
         legal = legal_actions(state)
         raise ActionOutOfRangeError(
             f"action {action} is out of range [0, {codec.size}); legal: {_legal_text(state, legal)}",
-            action, legal, [codec.names[a] for a in legal],
+            action,
+            legal,
+            [codec.names[a] for a in legal],
         )
     return int(action)
 

@@ -179,8 +179,12 @@ for _name in ("rewards", "terminations", "truncations", "infos", "agent_selectio
 class raw_env(AECEnv):
     """The `tacocat_v0` AEC environment without wrappers (see the module docstring)."""
 
-    metadata: ClassVar[dict[str, Any]] = {"name": "tacocat_v0", "render_modes": ["human", "ansi", "rgb_array"],
-                                          "is_parallelizable": False, "render_fps": 1}
+    metadata: ClassVar[dict[str, Any]] = {
+        "name": "tacocat_v0",
+        "render_modes": ["human", "ansi", "rgb_array"],
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
 
     def __init__(
         self,
@@ -201,11 +205,14 @@ class raw_env(AECEnv):
         n_actions = self.codec.size
         self.action_spaces: dict[str, spaces.Space] = {a: spaces.Discrete(n_actions) for a in AGENTS}
         self.observation_spaces = {
-            a: spaces.Dict({
-                "observation": spaces.Box(low=np.zeros(self.layout.size, np.float32), high=self.layout.high,
-                                          dtype=np.float32),
-                "action_mask": spaces.Box(low=0, high=1, shape=(n_actions,), dtype=np.int8),
-            })
+            a: spaces.Dict(
+                {
+                    "observation": spaces.Box(
+                        low=np.zeros(self.layout.size, np.float32), high=self.layout.high, dtype=np.float32
+                    ),
+                    "action_mask": spaces.Box(low=0, high=1, shape=(n_actions,), dtype=np.int8),
+                }
+            )
             for a in AGENTS
         }
         hidden = 2 * self.rules.n_values
@@ -274,7 +281,7 @@ class raw_env(AECEnv):
             self.render()
 
     def render(self) -> str | np.ndarray | None:
-        """"human": print the table; "ansi": the table as text; "rgb_array": an RGB image of it."""
+        """ "human": print the table; "ansi": the table as text; "rgb_array": an RGB image of it."""
         if self.render_mode is None:
             import gymnasium
 
@@ -308,8 +315,13 @@ class raw_env(AECEnv):
         if not self.agents:
             raise GameOverError("the game is over and every agent has left it; call reset() to play again")
         agent = self.agent_selection  # (AECEnv.last, inlined: it runs on every step)
-        return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
-                self.terminations[agent], self.truncations[agent], self.infos[agent])
+        return (
+            self.observe(agent) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
 
     # -- conveniences ----------------------------------------------------------------------
     def action_name(self, action: int) -> str:

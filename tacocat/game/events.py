@@ -108,12 +108,27 @@ class GameOver(NamedTuple):
     winner: int | None
 
 
-Event = (RoundDealt | ReplaceRevealed | DuelRevealed | AttackPlayed | AnswerPlayed | TrickEnded
-         | ShowdownRevealed | TacocatMoved | GameOver)
+Event = (
+    RoundDealt
+    | ReplaceRevealed
+    | DuelRevealed
+    | AttackPlayed
+    | AnswerPlayed
+    | TrickEnded
+    | ShowdownRevealed
+    | TacocatMoved
+    | GameOver
+)
 
 #: the class of each kind of event (to read back an event stored as a plain list)
 EVENT_CLASS: dict[EventKind, type[Event]] = {
-    EventKind.ROUND: RoundDealt, EventKind.REPLACE: ReplaceRevealed, EventKind.DUEL: DuelRevealed,
-    EventKind.ATTACK: AttackPlayed, EventKind.ANSWER: AnswerPlayed, EventKind.TRICK: TrickEnded,
-    EventKind.SHOWDOWN: ShowdownRevealed, EventKind.MOVE: TacocatMoved, EventKind.GAME_OVER: GameOver,
+    EventKind.ROUND: RoundDealt,
+    EventKind.REPLACE: ReplaceRevealed,
+    EventKind.DUEL: DuelRevealed,
+    EventKind.ATTACK: AttackPlayed,
+    EventKind.ANSWER: AnswerPlayed,
+    EventKind.TRICK: TrickEnded,
+    EventKind.SHOWDOWN: ShowdownRevealed,
+    EventKind.MOVE: TacocatMoved,
+    EventKind.GAME_OVER: GameOver,
 }

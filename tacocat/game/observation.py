@@ -59,12 +59,29 @@ class ObservationLayout:
     def __init__(self, rules: Ruleset) -> None:
         v, s = rules.n_values, rules.n_spaces
         sizes = [
-            ("own_hand", v), ("own_set_aside", v), ("discard", v), ("attack", v), ("answers", v),
-            ("current_attack_card", v), ("last_duel_own", v), ("last_duel_opp", v),
-            ("trick_failing", 1), ("hand_sizes", 2), ("draw_pile_size", 1), ("phase", 5),
-            ("my_turn", 1), ("replace_allowance", 1), ("replaced", 2), ("replace_role", 3),
-            ("tacocat", s), ("covered", s), ("moves_to_goal", 2), ("deal_size", 1),
-            ("arrow", 3), ("attacker", 3), ("round", 1),
+            ("own_hand", v),
+            ("own_set_aside", v),
+            ("discard", v),
+            ("attack", v),
+            ("answers", v),
+            ("current_attack_card", v),
+            ("last_duel_own", v),
+            ("last_duel_opp", v),
+            ("trick_failing", 1),
+            ("hand_sizes", 2),
+            ("draw_pile_size", 1),
+            ("phase", 5),
+            ("my_turn", 1),
+            ("replace_allowance", 1),
+            ("replaced", 2),
+            ("replace_role", 3),
+            ("tacocat", s),
+            ("covered", s),
+            ("moves_to_goal", 2),
+            ("deal_size", 1),
+            ("arrow", 3),
+            ("attacker", 3),
+            ("round", 1),
         ]
         self.slices: dict[str, slice] = {}
         start = 0
@@ -77,9 +94,14 @@ class ObservationLayout:
         self.high = np.ones(self.size, dtype=np.float32)
         for name in ("own_hand", "own_set_aside", "discard", "attack", "answers"):
             self.high[self.slices[name]] = rules.copies
-        for name, bound in (("hand_sizes", max(rules.board)), ("draw_pile_size", deck),
-                            ("replace_allowance", max(rules.board)), ("replaced", max(rules.board)),
-                            ("moves_to_goal", s + 1), ("deal_size", max(rules.board))):
+        for name, bound in (
+            ("hand_sizes", max(rules.board)),
+            ("draw_pile_size", deck),
+            ("replace_allowance", max(rules.board)),
+            ("replaced", max(rules.board)),
+            ("moves_to_goal", s + 1),
+            ("deal_size", max(rules.board)),
+        ):
             self.high[self.slices[name]] = bound
 
     def views(self, obs: np.ndarray) -> dict[str, np.ndarray]:
@@ -102,11 +124,27 @@ def encode(state: GameState, player: int) -> np.ndarray:
     """The observation vector of `player` (a function of its private + public info only)."""
     opp = 1 - player
     return _encode(
-        state.rules, player, state.phase, state.to_act, state.hands[player], state.set_aside[player],
-        state.duel[player], state.discard, state.attack, state.answers, state.last_duel,
-        state.replace_cap[player], state.replaced[player], state.replaced[opp], state.space, state.covered,
-        state.winner, state.attacker, state.rounds_played,
-        sum(state.hands[opp]) + sum(state.set_aside[opp]) + (state.duel[opp] is not None), len(state.draw_pile),
+        state.rules,
+        player,
+        state.phase,
+        state.to_act,
+        state.hands[player],
+        state.set_aside[player],
+        state.duel[player],
+        state.discard,
+        state.attack,
+        state.answers,
+        state.last_duel,
+        state.replace_cap[player],
+        state.replaced[player],
+        state.replaced[opp],
+        state.space,
+        state.covered,
+        state.winner,
+        state.attacker,
+        state.rounds_played,
+        sum(state.hands[opp]) + sum(state.set_aside[opp]) + (state.duel[opp] is not None),
+        len(state.draw_pile),
     )
 
 
@@ -114,19 +152,52 @@ def encode_view(view: PlayerView) -> np.ndarray:
     """The same vector from a `PlayerView` (what agents hold): equal to
     `encode(state, view.player)` for the state the view was taken from (tested)."""
     return _encode(
-        view.rules, view.player, view.phase, view.to_act, view.hand, view.own_set_aside, view.own_duel,
-        view.discard, view.attack, view.answers, view.last_duel, view.replace_cap,
-        view.replaced[view.player], view.replaced[view.opponent], view.space, view.covered, view.winner,
-        view.attacker, view.rounds_played, view.hand_sizes[view.opponent], view.draw_pile_size,
+        view.rules,
+        view.player,
+        view.phase,
+        view.to_act,
+        view.hand,
+        view.own_set_aside,
+        view.own_duel,
+        view.discard,
+        view.attack,
+        view.answers,
+        view.last_duel,
+        view.replace_cap,
+        view.replaced[view.player],
+        view.replaced[view.opponent],
+        view.space,
+        view.covered,
+        view.winner,
+        view.attacker,
+        view.rounds_played,
+        view.hand_sizes[view.opponent],
+        view.draw_pile_size,
     )
 
 
 def _encode(
-    rules: Ruleset, player: int, phase: Phase, to_act: int | None, hand: Sequence[int], aside: Sequence[int],
-    own_duel: int | None, discard: Sequence[int], attack_cards: Sequence[int], answer_cards: Sequence[int],
-    duel: tuple[int, int] | None, replace_cap: int, replaced_own: int | None, replaced_opp: int | None,
-    space: int, covered: Sequence[bool], winner: int | None, attacker: int | None, rounds_played: int,
-    opp_size: int, draw_size: int,
+    rules: Ruleset,
+    player: int,
+    phase: Phase,
+    to_act: int | None,
+    hand: Sequence[int],
+    aside: Sequence[int],
+    own_duel: int | None,
+    discard: Sequence[int],
+    attack_cards: Sequence[int],
+    answer_cards: Sequence[int],
+    duel: tuple[int, int] | None,
+    replace_cap: int,
+    replaced_own: int | None,
+    replaced_opp: int | None,
+    space: int,
+    covered: Sequence[bool],
+    winner: int | None,
+    attacker: int | None,
+    rounds_played: int,
+    opp_size: int,
+    draw_size: int,
 ) -> np.ndarray:
     """The one encoder: the observer's own cards and public facts in, the vector out.
 
@@ -162,15 +233,33 @@ def _encode(
         failing = False
     duel_block = tables.no_duel if duel is None else tables.duel_pair[duel[player]][duel[1 - player]]
     mine = to_act == player and not over
-    out = np.frombuffer(b"".join((
-        bytes(hand), own_aside, bytes(discard), trick, duel_block,
-        bytes((failing, own_size, opp_size, 0,  # 0: draw_pile_size, written below
-               *_PHASE_ONE_HOT[phase],
-               mine, replace_cap - aside_total if mine and phase is _REPLACE else 0,
-               replaced_own or 0, replaced_opp or 0)),
-        _board_block(tables, rules, space, covered, winner, player, over),
-        _ATTACKER_AND_ROUND[2 if attacker is None else (0 if attacker == player else 1)],  # round: below
-    )), np.uint8).astype(np.float32)  # (positional dtype: a keyword costs more)
+    out = np.frombuffer(
+        b"".join(
+            (
+                bytes(hand),
+                own_aside,
+                bytes(discard),
+                trick,
+                duel_block,
+                bytes(
+                    (
+                        failing,
+                        own_size,
+                        opp_size,
+                        0,  # 0: draw_pile_size, written below
+                        *_PHASE_ONE_HOT[phase],
+                        mine,
+                        replace_cap - aside_total if mine and phase is _REPLACE else 0,
+                        replaced_own or 0,
+                        replaced_opp or 0,
+                    )
+                ),
+                _board_block(tables, rules, space, covered, winner, player, over),
+                _ATTACKER_AND_ROUND[2 if attacker is None else (0 if attacker == player else 1)],  # round: below
+            )
+        ),
+        np.uint8,
+    ).astype(np.float32)  # (positional dtype: a keyword costs more)
     out[tables.draw_index] = draw_size
     out[-1] = rounds_played / rules.config.max_rounds
     return out
@@ -205,8 +294,9 @@ _PHASE_ONE_HOT = [tuple(_one_hot(5, int(p))) for p in Phase]
 _ATTACKER_AND_ROUND = [bytes([*_one_hot(3, i), 0]) for i in range(3)]
 
 
-def _board_block(tables: _Tables, rules: Ruleset, space: int, covered: Sequence[bool], winner: int | None,
-                 player: int, over: bool) -> bytes:
+def _board_block(
+    tables: _Tables, rules: Ruleset, space: int, covered: Sequence[bool], winner: int | None, player: int, over: bool
+) -> bytes:
     """The slices replace_role, tacocat, covered, moves_to_goal, deal_size and arrow (cached:
     they change only between rounds)."""
     key = (player, space, tuple(covered), winner, over)
@@ -220,9 +310,14 @@ def _board_block(tables: _Tables, rules: Ruleset, space: int, covered: Sequence[
         covered_flags = [int(covered[s]) for s in order]
         arrow_index = 2 if arrow is None else (0 if arrow == player else 1)
         block = bytes(
-            _one_hot(3, replace_role) + tacocat + covered_flags
-            + [moves_to_goal(covered, space, winner, player), moves_to_goal(covered, space, winner, 1 - player),
-               rules.board[space]]
+            _one_hot(3, replace_role)
+            + tacocat
+            + covered_flags
+            + [
+                moves_to_goal(covered, space, winner, player),
+                moves_to_goal(covered, space, winner, 1 - player),
+                rules.board[space],
+            ]
             + _one_hot(3, arrow_index)
         )
         if len(tables.board) >= 100_000:

@@ -77,8 +77,14 @@ GAME_NAME = "python_tacocat"
 
 #: game parameters and their defaults ("" / 0: taken from the preset)
 PARAMETERS: dict[str, Any] = {
-    "preset": "default", "deck": "", "board": "", "arrow_policy": "", "arrows": "",
-    "tie_policy": "", "max_rounds": 0, "round_reward": -1.0,
+    "preset": "default",
+    "deck": "",
+    "board": "",
+    "arrow_policy": "",
+    "arrows": "",
+    "tie_policy": "",
+    "max_rounds": 0,
+    "round_reward": -1.0,
 }
 
 _GAME_TYPE = pyspiel.GameType(
@@ -214,8 +220,9 @@ class TacocatGame(pyspiel.Game):
         for index, (player, action) in enumerate(history, start=1):
             to_act = state.current_player()
             if player != to_act:
-                raise TacocatSpielError(f"{_TEXT}: history entry {index} is a move of {_who(player)}, "
-                                        f"but {_who(to_act)} is to act there")
+                raise TacocatSpielError(
+                    f"{_TEXT}: history entry {index} is a move of {_who(player)}, but {_who(to_act)} is to act there"
+                )
             try:
                 state.apply_action(action)
             except TacocatSpielError as error:
@@ -358,15 +365,17 @@ class TacocatState(pyspiel.State):
         if self.is_terminal():
             raise TacocatSpielError(f"{GAME_NAME}: the game is over; no action can be applied")
         if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            raise TacocatSpielError(f"{GAME_NAME}: an action must be an integer id, got "
-                                    f"{type(action).__name__}; {self._choices()}")
+            raise TacocatSpielError(
+                f"{GAME_NAME}: an action must be an integer id, got {type(action).__name__}; {self._choices()}"
+            )
         action = int(action)
         if self._draws is not None:
             if action not in dict(_outcomes(self._draws)):
                 raise TacocatSpielError(f"{GAME_NAME}: chance outcome {action} is not possible here; {self._choices()}")
         elif not 0 <= action < self.rules.codec.size:
-            raise TacocatSpielError(f"{GAME_NAME}: action {action} is out of range [0, {self.rules.codec.size}); "
-                                    f"{self._choices()}")
+            raise TacocatSpielError(
+                f"{GAME_NAME}: action {action} is out of range [0, {self.rules.codec.size}); {self._choices()}"
+            )
         return action
 
     def _choices(self) -> str:
@@ -380,8 +389,10 @@ class TacocatState(pyspiel.State):
         ``history=player:action,...`` and ``move_number=n``. `TacocatGame.deserialize_state`
         replays it. A state built from a position has no history and raises."""
         if self._position:
-            raise TacocatSpielError(f"{GAME_NAME}: a state built from a position (TacocatState(game, engine)) "
-                                    "has no action history, so it cannot be serialized")
+            raise TacocatSpielError(
+                f"{GAME_NAME}: a state built from a position (TacocatState(game, engine)) "
+                "has no action history, so it cannot be serialized"
+            )
         history = ",".join(f"{item.player}:{item.action}" for item in self.full_history())
         return f"history={history}\nmove_number={self.move_number()}"
 
@@ -418,8 +429,11 @@ class TacocatState(pyspiel.State):
         lines = [
             f"round {engine.rounds_played + 1}, space {engine.space}, covered {engine.covered}, "
             f"phase {engine.phase.name.lower()}, to act {engine.to_act}, winner {engine.winner}",
-            *(f"player_{p}: hand {cards(engine.hands[p])}, set aside {cards(engine.set_aside[p])}, "
-              f"duel {engine.duel[p]}" for p in (0, 1)),
+            *(
+                f"player_{p}: hand {cards(engine.hands[p])}, set aside {cards(engine.set_aside[p])}, "
+                f"duel {engine.duel[p]}"
+                for p in (0, 1)
+            ),
             f"discard {cards(engine.discard)}; draw pile {cards(pile)}",
             f"trick: attack {engine.attack} answers {engine.answers}; attacker {engine.attacker}",
         ]
@@ -438,7 +452,7 @@ class TacocatState(pyspiel.State):
         except TacocatError as error:  # an illegal move: the state is unchanged
             raise TacocatSpielError(f"{GAME_NAME}: {error}") from None
         self._logs[player].append(self.rules.codec.names[action])
-        new_events = trial.events[len(engine.events):]
+        new_events = trial.events[len(engine.events) :]
         slots: list[tuple[int, int]] = []
         new_round = False
         for event in new_events:
@@ -515,8 +529,9 @@ class TacocatState(pyspiel.State):
         engine = self._box.engine
         assert engine is not None and draws.move is not None
         # the engine draws from the end of the pile: put the first slot's cards last
-        reorder_pile(engine, pile + [v for chosen in reversed(draws.chosen) for v, n in enumerate(chosen)
-                                     for _ in range(n)])
+        reorder_pile(
+            engine, pile + [v for chosen in reversed(draws.chosen) for v, n in enumerate(chosen) for _ in range(n)]
+        )
         hands_before = [list(h) for h in engine.hands]
         before = len(engine.events)
         apply_action(engine, draws.move)
@@ -580,8 +595,10 @@ def serialize_game_and_state(game: pyspiel.Game, state: pyspiel.State) -> str:
         return _PYSPIEL_SERIALIZE(game, state)
     if not isinstance(game, TacocatGame) or game.serialize() != state.get_game().serialize():
         raise TacocatSpielError(f"{GAME_NAME}: the state is not a state of the game given with it")
-    return ("# Automatically generated by tacocat.game.openspiel: the game and its action history\n"
-            f"[Meta]\nVersion: 1\n\n[Game]\n{game.serialize()}\n[State]\n{state.serialize()}\n")
+    return (
+        "# Automatically generated by tacocat.game.openspiel: the game and its action history\n"
+        f"[Meta]\nVersion: 1\n\n[Game]\n{game.serialize()}\n[State]\n{state.serialize()}\n"
+    )
 
 
 def deserialize_game_and_state(text: str) -> tuple[TacocatGame, TacocatState]:
@@ -622,13 +639,17 @@ def _sections(text: str) -> dict[str, str]:
             continue
         if line in _SECTIONS:
             if list(_SECTIONS).index(line) != len(found):
-                raise TacocatSpielError(f"serialized game and state: line {number}: the section {line} is "
-                                        "out of order or repeated (expected [Meta], [Game], [State])")
+                raise TacocatSpielError(
+                    f"serialized game and state: line {number}: the section {line} is "
+                    "out of order or repeated (expected [Meta], [Game], [State])"
+                )
             current = _SECTIONS[line]
             found[current] = []
         elif current is None:
-            raise TacocatSpielError(f"serialized game and state: line {number} comes before the [Meta] section "
-                                    "(not an OpenSpiel game-and-state text)")
+            raise TacocatSpielError(
+                f"serialized game and state: line {number} comes before the [Meta] section "
+                "(not an OpenSpiel game-and-state text)"
+            )
         else:
             found[current].append(line)
     return {name: "\n".join(lines) for name, lines in found.items()}
@@ -647,12 +668,14 @@ def _game_from_string(text: str) -> TacocatGame:
             what = "not a python_tacocat game"
         raise TacocatSpielError(f"{_TEXT}: the [Game] section is {what} (expected {GAME_NAME}(name=value,...))")
     params: dict[str, Any] = {}
-    body = text[len(prefix):-1]
+    body = text[len(prefix) : -1]
     for item in body.split(",") if body else []:
         name, sep, value = item.partition("=")
         if not sep or name not in PARAMETERS or name in params:
-            raise TacocatSpielError(f"{_TEXT}: the [Game] section has an entry that is not one of "
-                                    f"{sorted(PARAMETERS)} = value, or a parameter twice")
+            raise TacocatSpielError(
+                f"{_TEXT}: the [Game] section has an entry that is not one of "
+                f"{sorted(PARAMETERS)} = value, or a parameter twice"
+            )
         kind = type(PARAMETERS[name])
         try:
             params[name] = kind(value)
@@ -662,8 +685,10 @@ def _game_from_string(text: str) -> TacocatGame:
     try:
         game = pyspiel.load_game(GAME_NAME, params)
     except ValidationError as error:  # one line, without pydantic's echo of the values
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'rules'}: "
-                             f"{e['msg'].removeprefix('Value error, ')}" for e in error.errors())
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'rules'}: {e['msg'].removeprefix('Value error, ')}"
+            for e in error.errors()
+        )
         raise TacocatSpielError(f"{_TEXT}: the [Game] section's rules are invalid: {problems}") from None
     except (ValueError, pyspiel.SpielError) as error:
         raise TacocatSpielError(f"{_TEXT}: the [Game] section: {str(error).removeprefix(GAME_NAME + ': ')}") from None
@@ -675,20 +700,25 @@ def _parse_state(text: str) -> list[tuple[int, int]]:
     """The history of a state section (``history=...`` then ``move_number=n``), checked for form."""
     lines = text.split("\n")
     if any(line.startswith("__dict__=") for line in lines):
-        raise TacocatSpielError(f"{_TEXT}: it holds a pickled Python state (__dict__=), which is never loaded; "
-                                f"{GAME_NAME} states are their action history")
+        raise TacocatSpielError(
+            f"{_TEXT}: it holds a pickled Python state (__dict__=), which is never loaded; "
+            f"{GAME_NAME} states are their action history"
+        )
     if len(lines) != 2 or not lines[0].startswith("history=") or not lines[1].startswith("move_number="):
-        raise TacocatSpielError(f"{_TEXT}: the [State] section must be two lines, history=player:action,... "
-                                "and move_number=n")
-    entries = lines[0][len("history="):]
+        raise TacocatSpielError(
+            f"{_TEXT}: the [State] section must be two lines, history=player:action,... and move_number=n"
+        )
+    entries = lines[0][len("history=") :]
     history: list[tuple[int, int]] = []
     for index, entry in enumerate(entries.split(",") if entries else [], start=1):
         match = _ENTRY.fullmatch(entry)
         if match is None:
-            raise TacocatSpielError(f"{_TEXT}: history entry {index} is not player:action "
-                                    "(player -1 for chance, 0 or 1; action a non-negative id)")
+            raise TacocatSpielError(
+                f"{_TEXT}: history entry {index} is not player:action "
+                "(player -1 for chance, 0 or 1; action a non-negative id)"
+            )
         history.append((int(match[1]), int(match[2])))
-    number = lines[1][len("move_number="):]
+    number = lines[1][len("move_number=") :]
     if _NUMBER.fullmatch(number) is None or int(number) != len(history):
         raise TacocatSpielError(f"{_TEXT}: move_number is not the number of history entries ({len(history)})")
     return history

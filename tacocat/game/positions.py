@@ -70,13 +70,25 @@ def setup_position(
         _check_int(seed, "seed", low=0, optional=True)
     if not isinstance(hands, (list, tuple)) or len(hands) != 2:
         raise InvalidPositionError(f"hands must be a pair of card lists (player_0's, player_1's), got {hands!r}")
-    for name, cards in (("hands[0]", hands[0]), ("hands[1]", hands[1]), ("covered", covered),
-                        ("attack", attack), ("answers", answers), ("set_aside", set_aside),
-                        ("discard", discard), ("draw_pile", draw_pile)):
+    for name, cards in (
+        ("hands[0]", hands[0]),
+        ("hands[1]", hands[1]),
+        ("covered", covered),
+        ("attack", attack),
+        ("answers", answers),
+        ("set_aside", set_aside),
+        ("discard", discard),
+        ("draw_pile", draw_pile),
+    ):
         if cards is not None or name != "draw_pile":
             _check_int_list(cards, name)
-    for name, value in (("space", space), ("to_act", to_act), ("attacker", attacker),
-                        ("replace_cap", replace_cap), ("duel_card", duel_card)):
+    for name, value in (
+        ("space", space),
+        ("to_act", to_act),
+        ("attacker", attacker),
+        ("replace_cap", replace_cap),
+        ("duel_card", duel_card),
+    ):
         _check_int(value, name, optional=True)
     if rounds_played is None:  # the fewest rounds that fit the tiles on the board (R6.5)
         rounds_played = len(set(covered)) if isinstance(covered, (list, tuple)) else 0
@@ -193,10 +205,24 @@ def setup_position(
             )
 
     state = make_state(
-        rules, rng=rng, space=space, covered=covered_flags, rounds_played=rounds_played, phase=state_phase,
-        to_act=acting, hands=hand_counts, set_aside=aside, draw_pile=pile, discard=discard_counts,
-        replace_queue=queue, replace_cap=caps, replaced=replaced, duel=duel,
-        attacker=None if state_phase in (Phase.REPLACE, Phase.DUEL) else attacker, attack=trick, answers=answered,
+        rules,
+        rng=rng,
+        space=space,
+        covered=covered_flags,
+        rounds_played=rounds_played,
+        phase=state_phase,
+        to_act=acting,
+        hands=hand_counts,
+        set_aside=aside,
+        draw_pile=pile,
+        discard=discard_counts,
+        replace_queue=queue,
+        replace_cap=caps,
+        replaced=replaced,
+        duel=duel,
+        attacker=None if state_phase in (Phase.REPLACE, Phase.DUEL) else attacker,
+        attack=trick,
+        answers=answered,
         events=[RoundDealt(EventKind.ROUND, rounds_played + 1, space, rules.board[space], rules.arrows[space])],
         where="setup_position",
     )

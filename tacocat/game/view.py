@@ -140,8 +140,9 @@ def opponent_bounds(view: PlayerView, assume_forced_sacrifice: bool = False) -> 
     return low, high
 
 
-def sample_opponent_hands(view: PlayerView, rng: np.random.Generator, count: int,
-                          assume_forced_sacrifice: bool = True) -> list[list[int]]:
+def sample_opponent_hands(
+    view: PlayerView, rng: np.random.Generator, count: int, assume_forced_sacrifice: bool = True
+) -> list[list[int]]:
     """`count` hands the opponent may hold (lists of value indices), drawn without replacement
     from the unseen cards within `opponent_bounds`: with the forced-sacrifice belief if it leaves
     enough cards, else without it, else (inconsistent beliefs) from any unseen cards. The one
@@ -192,11 +193,27 @@ def sample_state(view: PlayerView, rng: np.random.Generator, assume_forced_sacri
         duel[opp] = card
     over = view.phase is Phase.OVER
     return make_state(
-        rules, rng=rng, space=view.space, covered=list(view.covered), rounds_played=view.rounds_played,
-        phase=view.phase, to_act=view.to_act if view.to_act is not None else 0, hands=hands, set_aside=set_aside,
-        draw_pile=[rest[i] for i in order], discard=list(view.discard), replace_queue=list(view.replace_queue),
-        replace_cap=replace_cap, replaced=list(view.replaced), duel=duel, last_duel=view.last_duel,
-        attacker=view.attacker, attack=list(view.attack), answers=list(view.answers), winner=view.winner,
+        rules,
+        rng=rng,
+        space=view.space,
+        covered=list(view.covered),
+        rounds_played=view.rounds_played,
+        phase=view.phase,
+        to_act=view.to_act if view.to_act is not None else 0,
+        hands=hands,
+        set_aside=set_aside,
+        draw_pile=[rest[i] for i in order],
+        discard=list(view.discard),
+        replace_queue=list(view.replace_queue),
+        replace_cap=replace_cap,
+        replaced=list(view.replaced),
+        duel=duel,
+        last_duel=view.last_duel,
+        attacker=view.attacker,
+        attack=list(view.attack),
+        answers=list(view.answers),
+        winner=view.winner,
         truncated=over and view.winner is None,  # R1.5: a game over without a winner was truncated
-        events=view.events, where="sample_state",
+        events=view.events,
+        where="sample_state",
     )

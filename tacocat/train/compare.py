@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 
-def compare_runs(run_a: Path, run_b: Path, opponent: str, deal_pairs: int, seed: int, workers: int = 1,
-                 progress: bool = True) -> dict[str, Any]:
+def compare_runs(
+    run_a: Path, run_b: Path, opponent: str, deal_pairs: int, seed: int, workers: int = 1, progress: bool = True
+) -> dict[str, Any]:
     """Win rates of both runs' final policies against `opponent` and their paired difference."""
     from tacocat.evaluation.matches import match
     from tacocat.evaluation.stats import paired_difference_interval
@@ -32,30 +33,54 @@ def compare_runs(run_a: Path, run_b: Path, opponent: str, deal_pairs: int, seed:
     rules = configs[0].rules_config
     results, per_pair = [], []
     for run, config, learner in zip((run_a, run_b), configs, learners, strict=True):
-        result = match(learner, opponent, deal_pairs=deal_pairs, seed=seed, workers=workers, config=rules,
-                       progress=progress)
-        results.append({"run": str(run), "backend": config.backend, "agent": learner, "win_rate": result.win_rate_a,
-                        "wilson95": [result.ci_low, result.ci_high]})
+        result = match(
+            learner, opponent, deal_pairs=deal_pairs, seed=seed, workers=workers, config=rules, progress=progress
+        )
+        results.append(
+            {
+                "run": str(run),
+                "backend": config.backend,
+                "agent": learner,
+                "win_rate": result.win_rate_a,
+                "wilson95": [result.ci_low, result.ci_high],
+            }
+        )
         per_pair.append([(s0 + s1) / 2.0 for s0, s1 in result.deal_scores])
     mean, low, high = paired_difference_interval(per_pair[0], per_pair[1])
     stamped = stamp(rules)
     return {
-        "opponent": opponent, "deal_pairs": deal_pairs, "seed": seed, "a": results[0], "b": results[1],
-        "difference_a_minus_b": mean, "paired95": [low, high],
+        "opponent": opponent,
+        "deal_pairs": deal_pairs,
+        "seed": seed,
+        "a": results[0],
+        "b": results[1],
+        "difference_a_minus_b": mean,
+        "paired95": [low, high],
         "verdict": "A better" if low > 0 else ("B better" if high < 0 else "no clear difference"),
         "interval": "normal approximation over deal pairs of the per-pair win-rate difference",
-        "git_commit": stamped["commit"], "ruleset_hash": stamped["ruleset_hash"], "versions": stamped["versions"],
+        "git_commit": stamped["commit"],
+        "ruleset_hash": stamped["ruleset_hash"],
+        "versions": stamped["versions"],
     }
 
 
 def markdown(result: dict[str, Any]) -> str:
     a, b = result["a"], result["b"]
     low, high = result["paired95"]
-    return "\n".join([
-        f"| run | win rate vs {result['opponent']} | 95% Wilson |", "|---|---|---|",
-        *(f"| {r['run']} | {r['win_rate']:.4f} | [{r['wilson95'][0]:.4f}, {r['wilson95'][1]:.4f}] |" for r in (a, b)),
-        "",
-        f"A - B = {result['difference_a_minus_b']:+.4f}, paired 95% interval [{low:+.4f}, {high:+.4f}] over "
-        f"{result['deal_pairs']} deal pairs (seed {result['seed']}): {result['verdict']}.",
-        f"Commit {result['git_commit']}, ruleset {result['ruleset_hash']}.",
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                f"| run | win rate vs {result['opponent']} | 95% Wilson |",
+                "|---|---|---|",
+                *(
+                    f"| {r['run']} | {r['win_rate']:.4f} | [{r['wilson95'][0]:.4f}, {r['wilson95'][1]:.4f}] |"
+                    for r in (a, b)
+                ),
+                "",
+                f"A - B = {result['difference_a_minus_b']:+.4f}, paired 95% interval [{low:+.4f}, {high:+.4f}] over "
+                f"{result['deal_pairs']} deal pairs (seed {result['seed']}): {result['verdict']}.",
+                f"Commit {result['git_commit']}, ruleset {result['ruleset_hash']}.",
+            ]
+        )
+        + "\n"
+    )

@@ -35,15 +35,16 @@ def parse_experiment(data: Any) -> ExperimentConfig:
     discriminator; `sb3` if absent). Errors are pydantic ValidationErrors, whose locations are
     the config's own fields (`tacocat.game.errors.one_line` makes one line of them)."""
     if not isinstance(data, dict):
-        raise ValidationError.from_exception_data("ExperimentConfig", [
-            {"type": "dict_type", "loc": (), "input": data}])
+        raise ValidationError.from_exception_data("ExperimentConfig", [{"type": "dict_type", "loc": (), "input": data}])
     backend = data.get("backend", DEFAULT_BACKEND)
     kind = EXPERIMENT_TYPES.get(backend) if isinstance(backend, str) else None
     if kind is None:
         *others, last = map(repr, EXPERIMENT_TYPES)
         expected = f"{', '.join(others)} or {last}"
-        raise ValidationError.from_exception_data("ExperimentConfig", [
-            {"type": "literal_error", "loc": ("backend",), "input": backend, "ctx": {"expected": expected}}])
+        raise ValidationError.from_exception_data(
+            "ExperimentConfig",
+            [{"type": "literal_error", "loc": ("backend",), "input": backend, "ctx": {"expected": expected}}],
+        )
     return cast("ExperimentConfig", kind.model_validate({**data, "backend": backend}))
 
 
@@ -54,4 +55,3 @@ def load_experiment(path: str | Path, seed: int | None = None, overrides: list[s
     if seed is not None:
         data["seed"] = seed
     return parse_experiment(apply_overrides(data, overrides or []))
-

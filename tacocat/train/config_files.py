@@ -77,8 +77,9 @@ def merged(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def read_small_file(path: Path, limit: int, what: str, error: type[ValueError] = ValueError,
-                    unreadable: type[ValueError] | None = None) -> bytes:
+def read_small_file(
+    path: Path, limit: int, what: str, error: type[ValueError] = ValueError, unreadable: type[ValueError] | None = None
+) -> bytes:
     """The bytes of the regular file `path`, at most `limit` of them; else `error` naming the
     file, or `unreadable` (default `error`) when it cannot be opened or is not a regular file.
     The file is opened without blocking and checked before anything is read, so a FIFO, a
@@ -108,8 +109,9 @@ class _NoAliasLoader(yaml.SafeLoader):
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
             mark = self.peek_event().start_mark
-            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in an experiment config",
-                                              mark)
+            raise yaml.composer.ComposerError(
+                None, None, "aliases (*name) are not allowed in an experiment config", mark
+            )
         return super().compose_node(parent, index)
 
 
@@ -122,8 +124,12 @@ def yaml_problem(err: yaml.YAMLError) -> str:
     return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
 
 
-def parse_config_file(path: Path, what: str = "the experiment config", error: type[ValueError] = ValueError,
-                      unreadable: type[ValueError] | None = None) -> dict[str, Any]:
+def parse_config_file(
+    path: Path,
+    what: str = "the experiment config",
+    error: type[ValueError] = ValueError,
+    unreadable: type[ValueError] | None = None,
+) -> dict[str, Any]:
     """A config YAML file (`read_small_file`, at most MAX_CONFIG_BYTES) as a mapping; `error`
     naming the file else (`unreadable`, default `error`, when it cannot be read). No message
     quotes the file."""
@@ -151,8 +157,10 @@ def _base_path(path: Path, base: Any) -> Path:
         raise ValueError(f"{path}: {BASE_KEY} must name a .yaml or .yml file")
     target, folders = base_path.resolve(), (CONFIGS_DIR, path.parent.resolve())
     if not any(target.is_relative_to(folder) for folder in folders):
-        raise ValueError(f"{path}: {BASE_KEY} must lie in {CONFIGS_DIR} or in the folder of the config that names "
-                         f"it ({path.parent}); {base_path} is elsewhere (symlinks followed)")
+        raise ValueError(
+            f"{path}: {BASE_KEY} must lie in {CONFIGS_DIR} or in the folder of the config that names "
+            f"it ({path.parent}); {base_path} is elsewhere (symlinks followed)"
+        )
     return base_path
 
 
@@ -169,9 +177,9 @@ def read_experiment(path: str | Path, _seen: tuple[Path, ...] = ()) -> dict[str,
     base_path = _base_path(path, base)
     chain = (*_seen, path.resolve())
     if base_path.resolve() in chain:
-        raise ValueError(f"{path}: {BASE_KEY} {base!r} makes a cycle ({' -> '.join(p.name for p in chain)} -> {base_path.name})")
+        raise ValueError(
+            f"{path}: {BASE_KEY} {base!r} makes a cycle ({' -> '.join(p.name for p in chain)} -> {base_path.name})"
+        )
     if len(chain) >= MAX_BASE_DEPTH:
         raise ValueError(f"{path}: {BASE_KEY} chains more than {MAX_BASE_DEPTH} configs deep")
     return merged(read_experiment(base_path, chain), data)
-
-

@@ -18,7 +18,8 @@ def plot_learning_curve(run_dir: Path, out_name: str = "learning_curve.png") -> 
     with path.open(newline="") as f:
         for row in csv.DictReader(f):
             series[row["opponent"]].append(
-                (int(row["timesteps"]), float(row["win_rate"]), float(row["ci_low"]), float(row["ci_high"])))
+                (int(row["timesteps"]), float(row["win_rate"]), float(row["ci_low"]), float(row["ci_high"]))
+            )
     fig = Figure(figsize=(7, 4.2))
     ax = fig.subplots()
     for opponent, points in series.items():

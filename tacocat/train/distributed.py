@@ -33,8 +33,11 @@ from dataclasses import dataclass
 
 #: how long a process waits for the coordinator and its partners
 TIMEOUT_S = 20
-ENVIRONMENT = {"coordinator": "TACOCAT_COORDINATOR", "num_processes": "TACOCAT_NUM_PROCESSES",
-               "process_id": "TACOCAT_PROCESS_ID"}
+ENVIRONMENT = {
+    "coordinator": "TACOCAT_COORDINATOR",
+    "num_processes": "TACOCAT_NUM_PROCESSES",
+    "process_id": "TACOCAT_PROCESS_ID",
+}
 
 
 @dataclass(frozen=True)
@@ -60,14 +63,20 @@ def _integer(value: str | int, what: str) -> int:
         raise ValueError(f"{what} must be an integer, not {value!r}") from None
 
 
-def cluster_from(coordinator: str | None = None, num_processes: int | None = None, process_id: int | None = None,
-                 environ: Mapping[str, str] | None = None) -> Cluster | None:
+def cluster_from(
+    coordinator: str | None = None,
+    num_processes: int | None = None,
+    process_id: int | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Cluster | None:
     """The cluster the options, else the environment, else Slurm describe; None for one
     process. ValueError, one line, for an incomplete or impossible description."""
     environ = os.environ if environ is None else environ
     given = {"coordinator": coordinator, "num_processes": num_processes, "process_id": process_id}
-    source, names = "command line", {"coordinator": "--coordinator", "num_processes": "--num-processes",
-                                     "process_id": "--process-id"}
+    source, names = (
+        "command line",
+        {"coordinator": "--coordinator", "num_processes": "--num-processes", "process_id": "--process-id"},
+    )
     if all(v is None for v in given.values()):
         given = {k: environ.get(v) or None for k, v in ENVIRONMENT.items()}
         source, names = "environment", ENVIRONMENT
@@ -79,8 +88,10 @@ def cluster_from(coordinator: str | None = None, num_processes: int | None = Non
     address_given, count_given, index_given = given["coordinator"], given["num_processes"], given["process_id"]
     if address_given is None or count_given is None or index_given is None:
         missing = [names[k] for k, v in given.items() if v is None]
-        raise ValueError(f"several processes need the coordinator's address, the number of processes and this "
-                         f"process's id; the {source} lacks {', '.join(missing)}")
+        raise ValueError(
+            f"several processes need the coordinator's address, the number of processes and this "
+            f"process's id; the {source} lacks {', '.join(missing)}"
+        )
     count = _integer(count_given, names["num_processes"])
     index = _integer(index_given, names["process_id"])
     if count < 1 or not 0 <= index < count:
@@ -112,13 +123,16 @@ def join(cluster: Cluster, timeout_s: int = TIMEOUT_S) -> None:
         if cluster.coordinator is None:
             jax.distributed.initialize(initialization_timeout=timeout_s)
         else:
-            jax.distributed.initialize(cluster.coordinator, cluster.num_processes, cluster.process_id,
-                                       initialization_timeout=timeout_s)
+            jax.distributed.initialize(
+                cluster.coordinator, cluster.num_processes, cluster.process_id, initialization_timeout=timeout_s
+            )
     except Exception as err:  # XLA's runtime errors have no common public type
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ValueError(f"could not join the JAX processes ({cluster.describe()}, from the {cluster.source}) "
-                         f"within {timeout_s} s: is the coordinator reachable and every process started? "
-                         f"({first[:200]})") from None
+        raise ValueError(
+            f"could not join the JAX processes ({cluster.describe()}, from the {cluster.source}) "
+            f"within {timeout_s} s: is the coordinator reachable and every process started? "
+            f"({first[:200]})"
+        ) from None
     _joined = cluster
 
 
@@ -142,8 +156,11 @@ def _gather(cluster: Cluster, timeout_s: int) -> None:
     free the port and tell them; ValueError, one line, after `timeout_s` s or on a greeting from
     a process of another cluster."""
     count = int(cluster.num_processes)  # type: ignore[arg-type]  # not Slurm: set
-    print(f"process 0: waiting up to {timeout_s} s for the other {count - 1} process(es) at "
-          f"{cluster.coordinator}", file=sys.stderr, flush=True)
+    print(
+        f"process 0: waiting up to {timeout_s} s for the other {count - 1} process(es) at {cluster.coordinator}",
+        file=sys.stderr,
+        flush=True,
+    )
     deadline = time.monotonic() + timeout_s
     partners: dict[int, socket.socket] = {}
     try:
@@ -152,9 +169,12 @@ def _gather(cluster: Cluster, timeout_s: int) -> None:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     missing = sorted(set(range(1, count)) - set(partners))
-                    raise _failed(cluster, f"process(es) {', '.join(map(str, missing))} did not come within "
-                                           f"{timeout_s} s; start every process with the same --coordinator and "
-                                           "--num-processes, or raise --join-timeout")
+                    raise _failed(
+                        cluster,
+                        f"process(es) {', '.join(map(str, missing))} did not come within "
+                        f"{timeout_s} s; start every process with the same --coordinator and "
+                        "--num-processes, or raise --join-timeout",
+                    )
                 server.settimeout(left)
                 try:
                     conn, _ = server.accept()
@@ -188,9 +208,12 @@ def _greeting(conn: socket.socket, cluster: Cluster, deadline: float, partners: 
         return None
     count, index = int(words[1]), int(words[2])
     if count != cluster.num_processes or not 0 < index < count:
-        raise _failed(cluster, f"a process joined as process {index} of {count}, not one of this run's "
-                               f"{cluster.num_processes} processes; start every process with the same "
-                               "--num-processes")
+        raise _failed(
+            cluster,
+            f"a process joined as process {index} of {count}, not one of this run's "
+            f"{cluster.num_processes} processes; start every process with the same "
+            "--num-processes",
+        )
     if index in partners:
         raise _failed(cluster, f"two processes joined as process {index}")
     return index
@@ -207,8 +230,9 @@ def _greet(cluster: Cluster, timeout_s: int) -> None:
         except OSError:
             answer = b""
     if answer != GO:
-        raise _failed(cluster, f"process 0 at {cluster.coordinator} stopped waiting before every process came "
-                               "(see its message)")
+        raise _failed(
+            cluster, f"process 0 at {cluster.coordinator} stopped waiting before every process came (see its message)"
+        )
     _connect(cluster, timeout_s).close()
 
 
@@ -222,8 +246,11 @@ def _connect(cluster: Cluster, timeout_s: int) -> socket.socket:
             return socket.create_connection((host.strip("[]"), int(port)), timeout=2)
         except OSError as err:
             if time.monotonic() > deadline:
-                raise _failed(cluster, f"no coordinator answered at {cluster.coordinator} within {timeout_s} s "
-                                       f"({err}); start process 0 there, or check the address") from None
+                raise _failed(
+                    cluster,
+                    f"no coordinator answered at {cluster.coordinator} within {timeout_s} s "
+                    f"({err}); start process 0 there, or check the address",
+                ) from None
             time.sleep(0.5)
 
 
@@ -246,6 +273,8 @@ def check_same_config(text: str) -> None:
     every = np.asarray(multihost_utils.process_allgather(digest)).reshape(jax.process_count(), -1)
     differ = [i for i in range(len(every)) if not np.array_equal(every[i], every[0])]
     if differ:
-        raise ValueError(f"process 0 refuses the run: the config of process(es) {', '.join(map(str, differ))} differs "
-                         f"from process 0's (sha256 {every[0].tobytes().hex()[:12]}...); start every process with the "
-                         "same --config, --seed and --set")
+        raise ValueError(
+            f"process 0 refuses the run: the config of process(es) {', '.join(map(str, differ))} differs "
+            f"from process 0's (sha256 {every[0].tobytes().hex()[:12]}...); start every process with the "
+            "same --config, --seed and --set"
+        )

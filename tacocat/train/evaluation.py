@@ -19,8 +19,15 @@ from tacocat.game.config import RulesConfig
 from tacocat.train.config import ExperimentConfig
 
 EVAL_FIELDS = ["timesteps", "opponent", "win_rate", "ci_low", "ci_high", "deal_pairs"]
-EXACT_FIELDS = ["timesteps", "nash_conv", "exploitability", "policy_value_0", "best_response_0", "best_response_1",
-                "seconds"]
+EXACT_FIELDS = [
+    "timesteps",
+    "nash_conv",
+    "exploitability",
+    "policy_value_0",
+    "best_response_0",
+    "best_response_1",
+    "seconds",
+]
 _TREES: dict[str, Any] = {}  # ruleset hash -> GameTree: enumerated (or read from its cache) once per process
 
 
@@ -31,10 +38,25 @@ def evaluate_during_training(learner: Agent | str, config: ExperimentConfig, tim
 
     rows = []
     for opponent in config.eval.opponents:
-        result = match(learner, opponent, deal_pairs=config.eval.deal_pairs, seed=config.eval.seed, workers=1,
-                       config=config.rules_config, progress=False)
-        rows.append({"timesteps": timesteps, "opponent": opponent, "win_rate": result.win_rate_a,
-                     "ci_low": result.ci_low, "ci_high": result.ci_high, "deal_pairs": config.eval.deal_pairs})
+        result = match(
+            learner,
+            opponent,
+            deal_pairs=config.eval.deal_pairs,
+            seed=config.eval.seed,
+            workers=1,
+            config=config.rules_config,
+            progress=False,
+        )
+        rows.append(
+            {
+                "timesteps": timesteps,
+                "opponent": opponent,
+                "win_rate": result.win_rate_a,
+                "ci_low": result.ci_low,
+                "ci_high": result.ci_high,
+                "deal_pairs": config.eval.deal_pairs,
+            }
+        )
     return rows
 
 
@@ -59,13 +81,20 @@ def nash_conv_during_training(learner: Agent | str, config: ExperimentConfig, ti
     start = time.perf_counter()
     tree = exact_tree(config.rules_config)
     found = exploitability(tree, agent_policy(tree, learner, sampling=config.eval.nash_conv == "sampling"))
-    return {"timesteps": timesteps, "nash_conv": found.nash_conv, "exploitability": found.exploitability,
-            "policy_value_0": float(found.policy_values[0]), "best_response_0": float(found.best_response_values[0]),
-            "best_response_1": float(found.best_response_values[1]), "seconds": time.perf_counter() - start}
+    return {
+        "timesteps": timesteps,
+        "nash_conv": found.nash_conv,
+        "exploitability": found.exploitability,
+        "policy_value_0": float(found.policy_values[0]),
+        "best_response_0": float(found.best_response_values[0]),
+        "best_response_1": float(found.best_response_values[1]),
+        "seconds": time.perf_counter() - start,
+    }
 
 
-def evaluate_run(run_dir: Path, config: ExperimentConfig, progress: bool = True,
-                 learner: str | None = None) -> list[dict[str, Any]]:
+def evaluate_run(
+    run_dir: Path, config: ExperimentConfig, progress: bool = True, learner: str | None = None
+) -> list[dict[str, Any]]:
     """Duplicate matches of the run's final policy (`tacocat.train.policy.run_policy`; or of the agent spec
     `learner`) against every `eval.final` opponent.
 
@@ -77,26 +106,47 @@ def evaluate_run(run_dir: Path, config: ExperimentConfig, progress: bool = True,
     learner = learner or run_policy(run_dir).spec(run_dir)
     rows = []
     for opponent in config.eval.final:
-        result = match(learner, opponent.agent, deal_pairs=opponent.deal_pairs, seed=config.eval.seed + 1,
-                       workers=config.eval.workers, config=config.rules_config, progress=progress)
-        rows.append({
-            "opponent": opponent.agent, "deal_pairs": opponent.deal_pairs, "games": result.n_games,
-            "win_rate": result.win_rate_a, "ci_low": result.ci_low, "ci_high": result.ci_high,
-            "ci_method": "paired over deal pairs (primary)",
-            "wilson_low": result.wilson_low, "wilson_high": result.wilson_high,
-            "draws": result.draws, "games_per_s": result.games_per_s, "ruleset_hash": result.ruleset_hash,
-        })
+        result = match(
+            learner,
+            opponent.agent,
+            deal_pairs=opponent.deal_pairs,
+            seed=config.eval.seed + 1,
+            workers=config.eval.workers,
+            config=config.rules_config,
+            progress=progress,
+        )
+        rows.append(
+            {
+                "opponent": opponent.agent,
+                "deal_pairs": opponent.deal_pairs,
+                "games": result.n_games,
+                "win_rate": result.win_rate_a,
+                "ci_low": result.ci_low,
+                "ci_high": result.ci_high,
+                "ci_method": "paired over deal pairs (primary)",
+                "wilson_low": result.wilson_low,
+                "wilson_high": result.wilson_high,
+                "draws": result.draws,
+                "games_per_s": result.games_per_s,
+                "ruleset_hash": result.ruleset_hash,
+            }
+        )
     (Path(run_dir) / "final_eval.json").write_text(json.dumps(rows, indent=2))
     (Path(run_dir) / "final_eval.md").write_text(markdown_table(rows))
     return rows
 
 
 def markdown_table(rows: list[dict[str, Any]]) -> str:
-    lines = ["| opponent | deal pairs | win rate | 95% paired CI | 95% Wilson CI | beats it? |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| opponent | deal pairs | win rate | 95% paired CI | 95% Wilson CI | beats it? |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in rows:
         verdict = beats(r["ci_low"], r["ci_high"])
-        lines.append(f"| {r['opponent']} | {r['deal_pairs']} | {r['win_rate']:.3f} | "
-                     f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] | [{r['wilson_low']:.3f}, {r['wilson_high']:.3f}] | {verdict} |")
+        lines.append(
+            f"| {r['opponent']} | {r['deal_pairs']} | {r['win_rate']:.3f} | "
+            f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] | [{r['wilson_low']:.3f}, {r['wilson_high']:.3f}] | {verdict} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -106,6 +156,11 @@ def print_table(rows: list[dict[str, Any]], title: str) -> None:
         table.add_column(column)
     for r in rows:
         verdict = beats(r["ci_low"], r["ci_high"])
-        table.add_row(r["opponent"], str(r["deal_pairs"]), f"{r['win_rate']:.3f}",
-                      f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]", verdict)
+        table.add_row(
+            r["opponent"],
+            str(r["deal_pairs"]),
+            f"{r['win_rate']:.3f}",
+            f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]",
+            verdict,
+        )
     Console().print(table)

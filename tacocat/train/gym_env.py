@@ -44,8 +44,12 @@ class PoolEntry:
     def __post_init__(self) -> None:
         parse_spec(self.spec)  # a non-empty string of the spec syntax (AgentSpecError otherwise)
         weight = self.weight
-        if (isinstance(weight, (bool, np.bool_)) or not isinstance(weight, (int, float, np.integer, np.floating))
-                or not math.isfinite(weight) or weight <= 0):
+        if (
+            isinstance(weight, (bool, np.bool_))
+            or not isinstance(weight, (int, float, np.integer, np.floating))
+            or not math.isfinite(weight)
+            or weight <= 0
+        ):
             raise ValueError(f"opponent {self.spec!r}: the weight must be a finite number > 0, got {weight!r}")
 
 
@@ -66,12 +70,16 @@ class OpponentPool:
         """The pool of a list of (agent spec, weight) pairs, e.g. `[("counter", 1.0)]`."""
         example = "e.g. [('counter', 1.0)]"
         if not isinstance(opponents, (list, tuple)):
-            raise TypeError(f"opponents must be an OpponentPool or a list of (agent spec, weight) pairs, {example}; "
-                            f"got {type(opponents).__name__} {opponents!r:.80}")
+            raise TypeError(
+                f"opponents must be an OpponentPool or a list of (agent spec, weight) pairs, {example}; "
+                f"got {type(opponents).__name__} {opponents!r:.80}"
+            )
         entries = []
         for index, pair in enumerate(opponents):
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-                raise ValueError(f"opponents[{index}] must be an (agent spec, weight) pair, {example}; got {pair!r:.80}")
+                raise ValueError(
+                    f"opponents[{index}] must be an (agent spec, weight) pair, {example}; got {pair!r:.80}"
+                )
             entries.append(PoolEntry(*pair))
         return cls(entries)
 
@@ -143,7 +151,8 @@ class TacocatSingleAgentEnv(gym.Env):
         self.rules = compile_rules(self.config)
         self.layout = ObservationLayout(self.rules)
         self.observation_space = gym.spaces.Box(
-            low=np.zeros(self.layout.size, np.float32), high=self.layout.high, dtype=np.float32)
+            low=np.zeros(self.layout.size, np.float32), high=self.layout.high, dtype=np.float32
+        )
         self.action_space = gym.spaces.Discrete(self.rules.codec.size)
         self.learner_seat = learner_seat
         self.illegal_action = illegal_action
@@ -215,9 +224,13 @@ class TacocatSingleAgentEnv(gym.Env):
         progress as (deal seed, actions) -- replaying them rebuilds the game bit for bit."""
         game = self._require_game()
         return {
-            "rng": self._rng.bit_generator.state, "episodes": self._episodes, "seat": self.seat,
-            "opponent": self.opponent_spec, "opponent_rng": self.opponent.rng.bit_generator.state,
-            "game_seed": self.game_seed, "actions": [[p, a] for p, a in game.actions],
+            "rng": self._rng.bit_generator.state,
+            "episodes": self._episodes,
+            "seat": self.seat,
+            "opponent": self.opponent_spec,
+            "opponent_rng": self.opponent.rng.bit_generator.state,
+            "game_seed": self.game_seed,
+            "actions": [[p, a] for p, a in game.actions],
         }
 
     def restore_state(self, saved: dict[str, Any]) -> None:
@@ -275,7 +288,7 @@ class TacocatSingleAgentEnv(gym.Env):
 
 
 def _is_seat_policy(value: object) -> bool:
-    """"alternate", "random", 0 or 1 (an integer, not True/False or 1.0)."""
+    """ "alternate", "random", 0 or 1 (an integer, not True/False or 1.0)."""
     if isinstance(value, str):
         return value in ("alternate", "random")
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and value in (0, 1)
@@ -287,8 +300,9 @@ def _generator(state: dict[str, Any]) -> np.random.Generator:
     return rng
 
 
-def make_env_fn(opponents: list[tuple[str, float]], rules: dict[str, Any],
-                learner_seat: SeatPolicy) -> Callable[[], gym.Env]:
+def make_env_fn(
+    opponents: list[tuple[str, float]], rules: dict[str, Any], learner_seat: SeatPolicy
+) -> Callable[[], gym.Env]:
     """A picklable factory for vectorised envs; seed them with `VecEnv.seed(seed)`."""
 
     def build() -> gym.Env:
@@ -299,5 +313,4 @@ def make_env_fn(opponents: list[tuple[str, float]], rules: dict[str, Any],
 
 GYM_ID = "Tacocat-v0"
 if GYM_ID not in gym.registry:  # (re-importing the module must not re-register)
-    gym.register(id=GYM_ID, entry_point=f"{__name__}:TacocatSingleAgentEnv",
-                 kwargs={"opponents": [("counter", 1.0)]})
+    gym.register(id=GYM_ID, entry_point=f"{__name__}:TacocatSingleAgentEnv", kwargs={"opponents": [("counter", 1.0)]})

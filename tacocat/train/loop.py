@@ -116,8 +116,14 @@ class Every:
 # ---------------------------------------------------------------------------------------
 # train
 # ---------------------------------------------------------------------------------------
-def train(config: ExperimentConfig | None = None, *, resume: Path | None = None, progress: bool = True,
-          listener: EvaluationListener | None = None, address: str | None = None) -> TrainedRun | None:
+def train(
+    config: ExperimentConfig | None = None,
+    *,
+    resume: Path | None = None,
+    progress: bool = True,
+    listener: EvaluationListener | None = None,
+    address: str | None = None,
+) -> TrainedRun | None:
     """Train `config` (or resume the run in `resume`) with its backend. None on a process other
     than process 0 of a multi-process run (tacocat/train/distributed.py): it trains and writes
     nothing."""
@@ -141,14 +147,20 @@ def train(config: ExperimentConfig | None = None, *, resume: Path | None = None,
             start_run(run_dir, config, extras)
         trainer = backend.make_trainer(config, run_dir)
         try:
-            return run_training(trainer, config, run_dir, resuming=not starting, progress=progress,
-                                listener=listener)
+            return run_training(trainer, config, run_dir, resuming=not starting, progress=progress, listener=listener)
         finally:
             trainer.close()
 
 
-def run_training(trainer: Trainer, config: ExperimentConfig, run_dir: Path, *, resuming: bool, progress: bool,
-                 listener: EvaluationListener | None = None) -> TrainedRun:
+def run_training(
+    trainer: Trainer,
+    config: ExperimentConfig,
+    run_dir: Path,
+    *,
+    resuming: bool,
+    progress: bool,
+    listener: EvaluationListener | None = None,
+) -> TrainedRun:
     """Iterate `trainer` to `config.total_timesteps` (see the module docstring)."""
     from tacocat.train.curves import plot_learning_curve
 
@@ -176,8 +188,13 @@ def run_training(trainer: Trainer, config: ExperimentConfig, run_dir: Path, *, r
             metrics = trainer.iterate()
             seconds = time.perf_counter() - t0
             timesteps, iteration = trainer.timesteps, iteration + 1
-            row = {"iteration": iteration, "timesteps": timesteps, **metrics,
-                   "env_steps_per_s": (timesteps - before) / seconds if seconds > 0 else None, "iteration_s": seconds}
+            row = {
+                "iteration": iteration,
+                "timesteps": timesteps,
+                **metrics,
+                "env_steps_per_s": (timesteps - before) / seconds if seconds > 0 else None,
+                "iteration_s": seconds,
+            }
             append_rows(run_dir / "progress.csv", progress_fields, [row])
             for key, value in row.items():
                 if key not in ("iteration", "timesteps") and isinstance(value, (int, float)):
@@ -201,12 +218,19 @@ def run_training(trainer: Trainer, config: ExperimentConfig, run_dir: Path, *, r
                     trainer.export(run_dir, best=True)
                 stopped = listener is not None and not listener(timesteps, score)
             if saves.due(timesteps) or done or stopped:
-                checkpoints.save(run_dir, trainer, {"timesteps": timesteps, "iteration": iteration, "best_score": best,
-                                                    **written_for})
+                checkpoints.save(
+                    run_dir,
+                    trainer,
+                    {"timesteps": timesteps, "iteration": iteration, "best_score": best, **written_for},
+                )
         policy = trainer.export(run_dir)
         plot_learning_curve(run_dir)
-        final = {"timesteps": trainer.timesteps, "iterations": iteration, "stopped_early": stopped,
-                 "policy": {"agent": policy.agent, "file": policy.file, "options": policy.options}}
+        final = {
+            "timesteps": trainer.timesteps,
+            "iterations": iteration,
+            "stopped_early": stopped,
+            "policy": {"agent": policy.agent, "file": policy.file, "options": policy.options},
+        }
         (run_dir / "final.json").write_text(json.dumps(final, indent=2))
     finally:
         bar.close()

@@ -38,8 +38,14 @@ class TrainingProgress:
         if self.bar is None:
             from tqdm.auto import tqdm
 
-            self.bar = tqdm(total=self.total, initial=done, unit="step", unit_scale=True, disable=not self.enabled,
-                            dynamic_ncols=True)
+            self.bar = tqdm(
+                total=self.total,
+                initial=done,
+                unit="step",
+                unit_scale=True,
+                disable=not self.enabled,
+                dynamic_ncols=True,
+            )
         else:
             self.bar.update(done - self.bar.n)
 

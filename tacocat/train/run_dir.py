@@ -122,8 +122,10 @@ def resume_config(run_dir: Path) -> ExperimentConfig:
     A run that `never_started` has no record to check: its config.yaml is taken as it is."""
     config = load_run_config(run_dir)
     if (run_dir / "final.json").exists():
-        raise RunDirError(f"{run_dir} is a finished run (final.json exists, {config.total_timesteps} timesteps); "
-                          "nothing to resume. Start a new run to train longer.")
+        raise RunDirError(
+            f"{run_dir} is a finished run (final.json exists, {config.total_timesteps} timesteps); "
+            "nothing to resume. Start a new run to train longer."
+        )
     if never_started(run_dir):
         return config
     path = run_dir / "run.json"
@@ -133,17 +135,23 @@ def resume_config(run_dir: Path) -> ExperimentConfig:
     except (ValueError, RecursionError):
         raise RunDirError(f"{path}: not valid JSON") from None
     if not isinstance(meta, dict) or not isinstance(meta.get("config"), dict):
-        raise RunDirError(f"{path} does not record the config the run started with (a JSON object with a `config` "
-                          "mapping): the run cannot be checked for resuming; start a new run")
+        raise RunDirError(
+            f"{path} does not record the config the run started with (a JSON object with a `config` "
+            "mapping): the run cannot be checked for resuming; start a new run"
+        )
     changed = _differences(meta["config"], config_record(config))
     if changed:
-        raise RunDirError(f"{run_dir / 'config.yaml'} differs from the config the run started with (run.json) in "
-                          f"{', '.join(changed)}; a resumed run continues with its own config: restore it, or start "
-                          "a new run to change it")
+        raise RunDirError(
+            f"{run_dir / 'config.yaml'} differs from the config the run started with (run.json) in "
+            f"{', '.join(changed)}; a resumed run continues with its own config: restore it, or start "
+            "a new run to change it"
+        )
     ruleset, backend = config.rules_config.ruleset_hash(), config.backend
     if meta.get("ruleset_hash") != ruleset:
-        raise RunDirError(f"{path}: its ruleset_hash is not the hash of the run's rules ({ruleset}): the files were "
-                          "edited or the rules changed meaning since; start a new run")
+        raise RunDirError(
+            f"{path}: its ruleset_hash is not the hash of the run's rules ({ruleset}): the files were "
+            "edited or the rules changed meaning since; start a new run"
+        )
     if meta.get("backend") != backend:
         raise RunDirError(f"{path}: its backend is not the run's config's ({backend!r})")
     return config

@@ -81,8 +81,9 @@ class AlgoConfig(_Strict):
 
     learning_rate: float = Field(default=3e-4, gt=0)
     n_steps: int = Field(default=512, gt=0, le=MAX_N_STEPS, description="rollout length per env")
-    batch_size: int = Field(default=256, ge=2, le=MAX_ROLLOUT_STEPS,
-                            description="minibatch size (>= 2: advantages are normalised)")
+    batch_size: int = Field(
+        default=256, ge=2, le=MAX_ROLLOUT_STEPS, description="minibatch size (>= 2: advantages are normalised)"
+    )
     n_epochs: int = Field(default=10, gt=0, le=MAX_N_EPOCHS)
     gamma: float = Field(default=0.99, gt=0, le=1)
     gae_lambda: float = Field(default=0.95, gt=0, le=1)
@@ -91,35 +92,48 @@ class AlgoConfig(_Strict):
     vf_coef: float = Field(default=0.5, ge=0)
     max_grad_norm: float = Field(default=0.5, gt=0)
     net_arch: list[Annotated[int, Field(gt=0, le=MAX_LAYER_WIDTH)]] = Field(
-        default_factory=lambda: [128, 128], min_length=1, max_length=MAX_LAYERS,
-        description="hidden layer sizes (pi and vf)")
+        default_factory=lambda: [128, 128],
+        min_length=1,
+        max_length=MAX_LAYERS,
+        description="hidden layer sizes (pi and vf)",
+    )
     activation: Literal["tanh", "relu"] = "tanh"
-
-
 
 
 class FinalOpponent(_Strict):
     agent: str
     _valid_agent = field_validator("agent")(_check_agent_spec)
-    deal_pairs: int = Field(default=2000, gt=0, le=MAX_DEAL_PAIRS, description="duplicate deal pairs against this agent")
+    deal_pairs: int = Field(
+        default=2000, gt=0, le=MAX_DEAL_PAIRS, description="duplicate deal pairs against this agent"
+    )
 
 
 class EvalConfig(_Strict):
     every: int = Field(default=50_000, gt=0, description="timesteps between evaluations during training")
-    deal_pairs: int = Field(default=100, gt=0, le=MAX_DEAL_PAIRS,
-                            description="duplicate deal pairs per opponent per evaluation")
-    opponents: list[str] = Field(default_factory=lambda: ["random", "highcard", "planner", "counter"],
-                                 max_length=MAX_OPPONENTS)
-    seed: int = Field(default=12345, ge=0, le=MAX_SEED, description="deal seed of every evaluation (same deals each time)")
+    deal_pairs: int = Field(
+        default=100, gt=0, le=MAX_DEAL_PAIRS, description="duplicate deal pairs per opponent per evaluation"
+    )
+    opponents: list[str] = Field(
+        default_factory=lambda: ["random", "highcard", "planner", "counter"], max_length=MAX_OPPONENTS
+    )
+    seed: int = Field(
+        default=12345, ge=0, le=MAX_SEED, description="deal seed of every evaluation (same deals each time)"
+    )
     final: list[FinalOpponent] = Field(
-        default_factory=lambda: [FinalOpponent(agent=a) for a in ("random", "highcard", "planner", "counter")]
-        + [FinalOpponent(agent="search", deal_pairs=300)], max_length=MAX_OPPONENTS,
-        description="the evaluation after training (main job), against the whole ladder")
+        default_factory=lambda: (
+            [FinalOpponent(agent=a) for a in ("random", "highcard", "planner", "counter")]
+            + [FinalOpponent(agent="search", deal_pairs=300)]
+        ),
+        max_length=MAX_OPPONENTS,
+        description="the evaluation after training (main job), against the whole ladder",
+    )
     workers: int = Field(default=2, gt=0, le=MAX_WORKERS, description="worker processes of the final evaluation")
     nash_conv: Literal["greedy", "sampling"] | None = Field(
-        default=None, description="also the exact NashConv of the learner's policy at every evaluation, played "
+        default=None,
+        description="also the exact NashConv of the learner's policy at every evaluation, played "
         "greedily or by its action probabilities (exploitability.csv); the rules must be small enough to enumerate "
-        "(a preset such as skirmish or jumbo, docs/EXPLOITABILITY.md)")
+        "(a preset such as skirmish or jumbo, docs/EXPLOITABILITY.md)",
+    )
 
     @field_validator("opponents")
     @classmethod
@@ -129,23 +143,29 @@ class EvalConfig(_Strict):
         return specs
 
 
-
-
 class ExperimentBase(_Strict):
     """The fields of every experiment; a backend's config (`SB3Experiment`, ...) adds its
     `backend` literal and its own section."""
 
-    name: str = Field(pattern=NAME_PATTERN,
-                      description="experiment name, used in the run directory (letters, digits, _ - .)")
+    name: str = Field(
+        pattern=NAME_PATTERN, description="experiment name, used in the run directory (letters, digits, _ - .)"
+    )
     seed: int = Field(default=0, ge=0, le=MAX_SEED)
     total_timesteps: int = Field(gt=0, le=MAX_TOTAL_TIMESTEPS)
-    n_envs: int = Field(default=4, gt=0, le=MAX_N_ENVS, description="games at once (sb3: env copies; league: rows "
-                        "of the batch; rllib: unused, see rllib.envs_per_env_runner)")
+    n_envs: int = Field(
+        default=4,
+        gt=0,
+        le=MAX_N_ENVS,
+        description="games at once (sb3: env copies; league: rows "
+        "of the batch; rllib: unused, see rllib.envs_per_env_runner)",
+    )
     learner_seat: Literal["alternate", "random"] = "alternate"
     rules: dict[str, Any] = Field(default_factory=dict, description="RulesConfig overrides")
-    opponents: list[OpponentConfig] = Field(default_factory=list, max_length=MAX_OPPONENTS, description="fixed "
-                                            "opponents (at least one for sb3 and rllib; for league: JAX-ported "
-                                            "heuristics, may be empty)")
+    opponents: list[OpponentConfig] = Field(
+        default_factory=list,
+        max_length=MAX_OPPONENTS,
+        description="fixed opponents (at least one for sb3 and rllib; for league: JAX-ported heuristics, may be empty)",
+    )
     algo: AlgoConfig = Field(default_factory=AlgoConfig)
     eval: EvalConfig = Field(default_factory=EvalConfig)
     checkpoint_every: int = Field(default=50_000, gt=0)
@@ -161,8 +181,10 @@ class ExperimentBase(_Strict):
             backend = data.get("backend")
             for section in BACKENDS:  # each backend's section is named after it
                 if data.get(section) is not None and section != backend:
-                    raise ValueError(f"the `{section}` section only applies with backend: {section} "
-                                     f"(this config's backend is {backend})")
+                    raise ValueError(
+                        f"the `{section}` section only applies with backend: {section} "
+                        f"(this config's backend is {backend})"
+                    )
             # an empty section of another backend (`league: null`) says nothing: dropped
             return {k: v for k, v in data.items() if not (k in BACKENDS and k != backend and v is None)}
         return data

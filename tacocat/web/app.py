@@ -112,8 +112,10 @@ class RematchRequest(_Body):
 _NO_STORE = {"Cache-Control": "no-store"}
 #: on every answer: the page runs its own script and style only, no other site may frame it,
 #: and no answer is read as another type than it says
-SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy":
-                    "default-src 'self'; img-src 'self' data:; object-src 'none'; frame-ancestors 'none'"}
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; frame-ancestors 'none'",
+}
 
 
 def error(status: int, message: str) -> JSONResponse:
@@ -156,10 +158,11 @@ class HostCheck:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             host = Headers(scope=scope).get("host", "").lower()
-            name = host[:host.find("]") + 1] if host.startswith("[") else host.split(":")[0]
+            name = host[: host.find("]") + 1] if host.startswith("[") else host.split(":")[0]
             if name not in self.allowed:
-                response = error(400, f"this server answers requests for {', '.join(sorted(self.allowed))}, "
-                                      f"not {name[:100]!r}")
+                response = error(
+                    400, f"this server answers requests for {', '.join(sorted(self.allowed))}, not {name[:100]!r}"
+                )
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -182,8 +185,12 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers if scope["type"] == "http" else send)
 
 
-def create_app(store: GameStore | None = None, allowed_hosts: list[str] | None = None,
-               agents: ServedAgents | None = None, limits: Limits | None = None) -> Starlette:
+def create_app(
+    store: GameStore | None = None,
+    allowed_hosts: list[str] | None = None,
+    agents: ServedAgents | None = None,
+    limits: Limits | None = None,
+) -> Starlette:
     """The app over `store` (a new one by default). `allowed_hosts`: the host names it
     answers (`HostCheck`), None for any; `agents`: the agents and policy folders it serves
     (the defaults of `ServedAgents`); `limits`: the bounds of agent thinking."""
@@ -207,9 +214,14 @@ def create_app(store: GameStore | None = None, allowed_hosts: list[str] | None =
     # second request before it can be used
     choices = {"agents": served.offered(), "presets": list(PRESETS), "default_opponent": "champion"}
     embedded = json.dumps(choices).replace("</", "<\\/")  # (JSON's own escape: no "</script>" inside)
-    page = (STATIC / "index.html").read_text(encoding="utf-8").replace(
-        '<script id="options" type="application/json">{}</script>',
-        f'<script id="options" type="application/json">{embedded}</script>')
+    page = (
+        (STATIC / "index.html")
+        .read_text(encoding="utf-8")
+        .replace(
+            '<script id="options" type="application/json">{}</script>',
+            f'<script id="options" type="application/json">{embedded}</script>',
+        )
+    )
 
     async def index(request: Request) -> Response:
         return HTMLResponse(page, headers=_NO_STORE)
@@ -298,8 +310,14 @@ def create_app(store: GameStore | None = None, allowed_hosts: list[str] | None =
         game_id = request.path_params["game_id"]
         game = games.get(game_id)
         line = await game.read(game.game_file, READ_WAIT_S) + "\n"
-        return Response(line, media_type="application/x-ndjson", headers={
-            **_NO_STORE, "Content-Disposition": f'attachment; filename="tacocat-{game.kind}-{game_id[:8]}.jsonl"'})
+        return Response(
+            line,
+            media_type="application/x-ndjson",
+            headers={
+                **_NO_STORE,
+                "Content-Disposition": f'attachment; filename="tacocat-{game.kind}-{game_id[:8]}.jsonl"',
+            },
+        )
 
     async def web_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, WebError)
@@ -331,8 +349,11 @@ def create_app(store: GameStore | None = None, allowed_hosts: list[str] | None =
     middleware = [Middleware(SecurityHeaders)]
     if allowed_hosts:
         middleware.append(Middleware(HostCheck, allowed=allowed_hosts))
-    app = Starlette(routes=routes, middleware=middleware,
-                    exception_handlers={WebError: web_error, HTTPException: http_error, Exception: server_error})
+    app = Starlette(
+        routes=routes,
+        middleware=middleware,
+        exception_handlers={WebError: web_error, HTTPException: http_error, Exception: server_error},
+    )
     app.state.games = games
     app.state.agents = served
     app.state.thinking = thinking

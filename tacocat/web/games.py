@@ -109,8 +109,15 @@ class Rules:
 
 
 def _record(state: GameState, seed: int) -> GameRecord:
-    return GameRecord(seed=seed, ruleset_hash=state.rules.hash, winner=state.winner, truncated=state.truncated,
-                      rounds=state.rounds_played, actions=list(state.actions), events=list(state.events))
+    return GameRecord(
+        seed=seed,
+        ruleset_hash=state.rules.hash,
+        winner=state.winner,
+        truncated=state.truncated,
+        rounds=state.rounds_played,
+        actions=list(state.actions),
+        events=list(state.events),
+    )
 
 
 def _as_line(game: dict[str, Any]) -> str:
@@ -222,8 +229,11 @@ class PlayGame(Game):
         They are played on a copy, which becomes the game only if every reply was made: a
         request stopped by its budget changes nothing (the agent's generator is put back)."""
         if version != self.version:
-            raise WebError(409, f"stale move: it was made at move {version}, but the game is at move "
-                                f"{self.version} (another tab?); reload the game")
+            raise WebError(
+                409,
+                f"stale move: it was made at move {version}, but the game is at move "
+                f"{self.version} (another tab?); reload the game",
+            )
         trial = self.state.clone()
         generator = self.agent.rng.bit_generator.state
         try:
@@ -251,12 +261,20 @@ class PlayGame(Game):
         else:
             result = "You won!" if view.winner == self.seat else f"{self.opponent} won."
         return {
-            "game": game_id, "kind": self.kind, "version": self.version, "seat": self.seat,
-            "opponent": self.opponent, "names": names, "rules": self.rules.public(),
-            "svg": render_svg(view, names=(names[0], names[1])), "text": render_view(view),
+            "game": game_id,
+            "kind": self.kind,
+            "version": self.version,
+            "seat": self.seat,
+            "opponent": self.opponent,
+            "names": names,
+            "rules": self.rules.public(),
+            "svg": render_svg(view, names=(names[0], names[1])),
+            "text": render_view(view),
             "history": _history(view.events, view.rules.values),
             "moves": [{"action": int(a), "name": codec.names[a]} for a in mask.nonzero()[0]],
-            "over": over, "winner": view.winner if over else None, "result": result,
+            "over": over,
+            "winner": view.winner if over else None,
+            "result": result,
         }
 
     def game_file(self) -> str:
@@ -278,10 +296,10 @@ def _refused_move(err: GameOverError | IllegalActionError, action: int, codec: A
         return WebError(409, "the game is over; start a rematch")
     legal = ", ".join(f"{a} ({name})" for a, name in zip(err.legal_actions, err.legal_moves, strict=True))
     if isinstance(err, ActionOutOfRangeError):
-        return WebError(400, f"illegal move: {action} is not an action of these rules (0..{codec.size - 1}); "
-                             f"legal moves: {legal}")
-    return WebError(400, f"illegal move: {action} ({codec.names[action]}) is not legal now; "
-                         f"legal moves: {legal}")
+        return WebError(
+            400, f"illegal move: {action} is not an action of these rules (0..{codec.size - 1}); legal moves: {legal}"
+        )
+    return WebError(400, f"illegal move: {action} ({codec.names[action]}) is not legal now; legal moves: {legal}")
 
 
 # ---------------------------------------------------------------------------------------
@@ -313,8 +331,11 @@ class WatchGame(Game):
     def step(self, version: int, budget: Budget) -> None:
         """One action of the agent to act, asked for when the game was at `version`."""
         if version != self.version:
-            raise WebError(409, f"stale step: it was asked for at action {version}, but the game is at action "
-                                f"{self.version} (another tab?); reload the game")
+            raise WebError(
+                409,
+                f"stale step: it was asked for at action {version}, but the game is at action "
+                f"{self.version} (another tab?); reload the game",
+            )
         if self.state.is_over:
             raise WebError(409, "the game is over; start a rematch")
         budget.check()
@@ -330,17 +351,27 @@ class WatchGame(Game):
             last = f"player_{player} ({names[player]}): {state.rules.codec.names[action]}"
         over = state.is_over
         return {
-            "game": game_id, "kind": self.kind, "version": self.version, "seed": self.seed, "names": list(names),
-            "rules": self.rules.public(), "svg": render_svg(state, reveal=True, names=names),
-            "text": render_text(state), "history": _history(state.events, state.rules.values), "last": last,
-            "over": over, "winner": state.winner if over else None,
+            "game": game_id,
+            "kind": self.kind,
+            "version": self.version,
+            "seed": self.seed,
+            "names": list(names),
+            "rules": self.rules.public(),
+            "svg": render_svg(state, reveal=True, names=names),
+            "text": render_text(state),
+            "history": _history(state.events, state.rules.values),
+            "last": last,
+            "over": over,
+            "winner": state.winner if over else None,
             "result": _result(state, names) if over else None,
         }
 
     def game_file(self) -> str:
         if not self.state.is_over:
             raise WebError(409, "the game file is available once the game is over")
-        return _as_line(game_to_dict(_record(self.state, self.seed), list(self.specs), self.rules.config, finished=True))
+        return _as_line(
+            game_to_dict(_record(self.state, self.seed), list(self.specs), self.rules.config, finished=True)
+        )
 
     def rematch(self, swap: bool, budget: Budget) -> WatchGame:
         first, second = self.choices
@@ -443,10 +474,18 @@ class ReplayGame(Game):
             last = f"player_{player} ({self.names[player]}): {self._names[self._actions[step - 1]]}"
         over = state.is_over
         return {
-            "game": game_id, "kind": self.kind, "step": step, "steps": self.steps, "seed": self.seed,
-            "names": list(self.names), "svg": render_svg(state, reveal=True, names=self.names),
-            "text": render_text(state), "history": self._history[:self._events[step]], "last": last,
-            "over": over, "winner": state.winner if over else None,
+            "game": game_id,
+            "kind": self.kind,
+            "step": step,
+            "steps": self.steps,
+            "seed": self.seed,
+            "names": list(self.names),
+            "svg": render_svg(state, reveal=True, names=self.names),
+            "text": render_text(state),
+            "history": self._history[: self._events[step]],
+            "last": last,
+            "over": over,
+            "winner": state.winner if over else None,
             "result": _result(state, self.names) if over else None,
         }
 
@@ -485,8 +524,9 @@ class GameStore:
                     break
                 held -= self._games.pop(old_id).size
             if len(self._games) >= self.limit or held > self.max_actions:
-                raise WebError(503, f"the server holds {len(self._games)} games in progress, as many as it may; "
-                                    "try again later")
+                raise WebError(
+                    503, f"the server holds {len(self._games)} games in progress, as many as it may; try again later"
+                )
             game.used = now
             self._games[game_id] = game
 
@@ -498,8 +538,11 @@ class GameStore:
         with self._lock:
             game = self._games.get(game_id) if _ID.fullmatch(game_id) else None
             if game is None:
-                raise WebError(404, "unknown game id (games are kept while the server runs, unless dropped for "
-                                    "newer ones when nobody is playing them); start a new game")
+                raise WebError(
+                    404,
+                    "unknown game id (games are kept while the server runs, unless dropped for "
+                    "newer ones when nobody is playing them); start a new game",
+                )
             self._games.move_to_end(game_id)
             game.used = time.monotonic()
             return game

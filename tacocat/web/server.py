@@ -41,8 +41,10 @@ def host_name(text: str) -> str:
         address = ipaddress.ip_address(name.strip("[]"))
     except ValueError:
         if not _HOST_NAME.fullmatch(name):
-            raise ValueError(f"--allowed-host {text[:100]!r} is not a host name or address (give it without "
-                             "scheme, port or wildcard, e.g. --allowed-host tacocat.lan)") from None
+            raise ValueError(
+                f"--allowed-host {text[:100]!r} is not a host name or address (give it without "
+                "scheme, port or wildcard, e.g. --allowed-host tacocat.lan)"
+            ) from None
         return name
     return f"[{address}]" if address.version == 6 else str(address)
 
@@ -53,9 +55,11 @@ def answered_hosts(host: str, allowed_hosts: Sequence[str]) -> list[str]:
     Host check a page of any site could reach it through DNS rebinding, so ValueError."""
     names = [host_name(text) for text in allowed_hosts]
     if not is_local(host) and not names:
-        raise ValueError(f"--host {host} opens the server to the network: name the host names its users type with "
-                         "--allowed-host NAME (repeatable), so that pages of other sites cannot reach it through "
-                         "DNS rebinding")
+        raise ValueError(
+            f"--host {host} opens the server to the network: name the host names its users type with "
+            "--allowed-host NAME (repeatable), so that pages of other sites cannot reach it through "
+            "DNS rebinding"
+        )
     return [*LOCAL_HOSTS, *([host] if is_local(host) else []), *names]
 
 
@@ -96,20 +100,29 @@ def _server(app: Starlette) -> uvicorn.Server:
     return uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000, policies: Sequence[Path] = (),
-          allowed_hosts: Sequence[str] = (), echo: Callable[[str], object] = print) -> None:
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    policies: Sequence[Path] = (),
+    allowed_hosts: Sequence[str] = (),
+    echo: Callable[[str], object] = print,
+) -> None:
     """Serve the app on host:port until Ctrl-C, saying where and who can reach it. The
     settings are checked before the port is taken (ValueError)."""
     app = create_app(allowed_hosts=answered_hosts(host, allowed_hosts), agents=served_agents(policies))
     sock = bind(host, port)
     url = url_of(sock)
     if is_local(host):
-        echo(f"Tacocat in the browser: open {url}/  (local only: other machines cannot reach it; "
-             "--host 0.0.0.0 --allowed-host NAME opens it to the network)")
+        echo(
+            f"Tacocat in the browser: open {url}/  (local only: other machines cannot reach it; "
+            "--host 0.0.0.0 --allowed-host NAME opens it to the network)"
+        )
     else:
-        echo(f"Tacocat in the browser: open {url}/  (listening on {host}: other machines can reach it by the names "
-             f"{', '.join(allowed_hosts)}; the policy files they may load are those of "
-             f"{', '.join(str(f) for f in app.state.agents.folders)})")
+        echo(
+            f"Tacocat in the browser: open {url}/  (listening on {host}: other machines can reach it by the names "
+            f"{', '.join(allowed_hosts)}; the policy files they may load are those of "
+            f"{', '.join(str(f) for f in app.state.agents.folders)})"
+        )
     echo("Ctrl-C stops the server.")
     try:
         _server(app).run(sockets=[sock])

@@ -35,8 +35,10 @@ from tacocat.web.errors import WebError
 MAX_SEARCH_SIMULATIONS = 1000
 MAX_ISMCTS_SIMULATIONS = 100
 MAX_COUNTER_SAMPLES = 256
-PATH_REFUSED = ("path= must name a policy file in the folders this server serves (tacocat serve --policies "
-                "DIR); this one cannot be used")
+PATH_REFUSED = (
+    "path= must name a policy file in the folders this server serves (tacocat serve --policies "
+    "DIR); this one cannot be used"
+)
 
 
 @dataclass(frozen=True)
@@ -61,8 +63,9 @@ def _whole(low: int, high: int) -> Param:
 
 
 def _number(low: float, high: float) -> Param:
-    return Param(TypeAdapter(Annotated[float, Field(ge=low, le=high, allow_inf_nan=False)]),
-                 f"a number from {low:g} to {high:g}")
+    return Param(
+        TypeAdapter(Annotated[float, Field(ge=low, le=high, allow_inf_nan=False)]), f"a number from {low:g} to {high:g}"
+    )
 
 
 def _choice(*options: str) -> Param:
@@ -89,12 +92,32 @@ SERVED = {
     "random": Served(),
     "highcard": Served(),
     "planner": Served({"keep_from": VALUE_INDEX, "sacrifice_rate": RATE}),
-    "counter": Served({"keep_from": VALUE_INDEX, "samples": _whole(1, MAX_COUNTER_SAMPLES), "sacrifice_rate": RATE,
-                       "duel_from": VALUE_INDEX, "replace_keeper_from": VALUE_INDEX}),
-    "search": Served({"simulations": _whole(1, MAX_SEARCH_SIMULATIONS), "search_replace": FLAG,
-                      "belief": _choice("on", "off", "soft"), "soft_weight": RATE}, slow=True),
-    "ismcts": Served({"simulations": _whole(1, MAX_ISMCTS_SIMULATIONS), "uct_c": _number(0.0, 10.0),
-                      "evaluator": _choice("round", "random")}, slow=True),
+    "counter": Served(
+        {
+            "keep_from": VALUE_INDEX,
+            "samples": _whole(1, MAX_COUNTER_SAMPLES),
+            "sacrifice_rate": RATE,
+            "duel_from": VALUE_INDEX,
+            "replace_keeper_from": VALUE_INDEX,
+        }
+    ),
+    "search": Served(
+        {
+            "simulations": _whole(1, MAX_SEARCH_SIMULATIONS),
+            "search_replace": FLAG,
+            "belief": _choice("on", "off", "soft"),
+            "soft_weight": RATE,
+        },
+        slow=True,
+    ),
+    "ismcts": Served(
+        {
+            "simulations": _whole(1, MAX_ISMCTS_SIMULATIONS),
+            "uct_c": _number(0.0, 10.0),
+            "evaluator": _choice("round", "random"),
+        },
+        slow=True,
+    ),
     "champion": Served({"deterministic": FLAG}),
     "league": Served({"path": PATH, "deterministic": FLAG}),
     "rllib": Served({"path": PATH, "deterministic": FLAG}),
@@ -128,9 +151,12 @@ class AgentChoice:
             try:
                 agent.check_ruleset(config.ruleset_hash())
             except ValueError:
-                raise WebError(400, f"{where}: {self.name} was trained for another ruleset than these rules "
-                                    f"({config.ruleset_hash()}); a trained policy plays its own rules only "
-                                    "(the champion: the default rules)") from None
+                raise WebError(
+                    400,
+                    f"{where}: {self.name} was trained for another ruleset than these rules "
+                    f"({config.ruleset_hash()}); a trained policy plays its own rules only "
+                    "(the champion: the default rules)",
+                ) from None
         return agent
 
 

@@ -56,8 +56,11 @@ class Budget:
         if self.cancelled.is_set():
             raise WebError(503, "the request was cancelled: its client went away")
         if time.monotonic() > self.deadline:
-            raise WebError(503, f"the agents did not finish within {self.seconds:g} s (the server is busy or the "
-                                "agent slow); nothing was changed: try again, or choose a faster opponent")
+            raise WebError(
+                503,
+                f"the agents did not finish within {self.seconds:g} s (the server is busy or the "
+                "agent slow); nothing was changed: try again, or choose a faster opponent",
+            )
 
 
 class Thinking:
@@ -87,8 +90,9 @@ class Thinking:
     def _submit(self, work: Callable[[Budget], T], budget: Budget) -> Future[T]:
         with self._lock:
             if self.pending >= self.limits.slow_queue:
-                raise WebError(503, f"the server is busy: {self.pending} requests for slow agents are waiting; "
-                                    "try again shortly")
+                raise WebError(
+                    503, f"the server is busy: {self.pending} requests for slow agents are waiting; try again shortly"
+                )
             self.pending += 1
         future = self._pool.submit(work, budget)
         future.add_done_callback(self._finished)

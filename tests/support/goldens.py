@@ -35,15 +35,24 @@ def play(a: str, b: str, seed: int = SEED, deal_pairs: int = DEAL_PAIRS) -> dict
     from tacocat.evaluation.matches import match
 
     m = match(a, b, deal_pairs=deal_pairs, seed=seed, progress=False)
-    return {"wins_a": m.wins_a, "wins_b": m.wins_b, "draws": m.draws,
-            "deal_scores": " ".join(f"{x:g}/{y:g}" for x, y in m.deal_scores), "mean_length": m.mean_length}
+    return {
+        "wins_a": m.wins_a,
+        "wins_b": m.wins_b,
+        "draws": m.draws,
+        "deal_scores": " ".join(f"{x:g}/{y:g}" for x, y in m.deal_scores),
+        "mean_length": m.mean_length,
+    }
 
 
 def compute() -> dict[str, Any]:
     from tacocat.game.config import make_config
 
-    return {"seed": SEED, "deal_pairs": DEAL_PAIRS, "ruleset_hash": make_config(None).ruleset_hash(),
-            "results": {f"{a} vs {b}": play(a, b) for a, b in pairings()}}
+    return {
+        "seed": SEED,
+        "deal_pairs": DEAL_PAIRS,
+        "ruleset_hash": make_config(None).ruleset_hash(),
+        "results": {f"{a} vs {b}": play(a, b) for a, b in pairings()},
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

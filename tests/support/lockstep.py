@@ -64,8 +64,15 @@ def compiled_functions(env: TacocatBatch, fast_compile: bool) -> tuple[Callable,
     return step, both
 
 
-def lockstep(env: TacocatBatch, n_games: int, seed: int, batch: int = 1024, progress: bool = False,
-             fast_compile: bool = False, tamper: Callable[[core.State], core.State] | None = None) -> Report:
+def lockstep(
+    env: TacocatBatch,
+    n_games: int,
+    seed: int,
+    batch: int = 1024,
+    progress: bool = False,
+    fast_compile: bool = False,
+    tamper: Callable[[core.State], core.State] | None = None,
+) -> Report:
     """Play `n_games` new random games in both engines in lockstep, `batch` at a time.
 
     `tamper(state)` (tests only) may alter the batch engine's state after each step, to show
@@ -81,13 +88,21 @@ def lockstep(env: TacocatBatch, n_games: int, seed: int, batch: int = 1024, prog
             report.add(part)
             bar.update(size)
             if progress:
-                bar.write(f"{report.games} games, {report.decisions} decisions, {report.resyncs} re-syncs, "
-                          f"{len(report.mismatches)} mismatches")
+                bar.write(
+                    f"{report.games} games, {report.decisions} decisions, {report.resyncs} re-syncs, "
+                    f"{len(report.mismatches)} mismatches"
+                )
     return report
 
 
-def lockstep_from(env: TacocatBatch, games: list[GameState], seed: int, fast_compile: bool = False,
-                  tamper: Callable[[core.State], core.State] | None = None, offset: int = 0) -> Report:
+def lockstep_from(
+    env: TacocatBatch,
+    games: list[GameState],
+    seed: int,
+    fast_compile: bool = False,
+    tamper: Callable[[core.State], core.State] | None = None,
+    offset: int = 0,
+) -> Report:
     """Play reference positions (mutated in place) to their end in both engines in lockstep."""
     t = env.tables
     step, observe_both = compiled_functions(env, fast_compile)
@@ -139,8 +154,10 @@ def _compare(report: Report, games, live, state, observe_both, t, step_info, off
         truncated = np.array([games[i].truncated for i in rows], bool)
         bad = rows[(host.terminated[rows] != terminated) | (host.truncated[rows] != truncated)]
         for i in bad:
-            fail(f"{tags[i]}: terminated/truncated {bool(host.terminated[i])}/{bool(host.truncated[i])} "
-                 f"!= reference {games[i].winner is not None}/{games[i].truncated}")
+            fail(
+                f"{tags[i]}: terminated/truncated {bool(host.terminated[i])}/{bool(host.truncated[i])} "
+                f"!= reference {games[i].winner is not None}/{games[i].truncated}"
+            )
         resync = [i for i in rows if games[i].rounds_played != rounds_before[i] and not games[i].is_over]
         if resync:
             fields = {k: np.array(getattr(host, k)) for k in convert.game_fields(games[0], t)}
@@ -148,8 +165,10 @@ def _compare(report: Report, games, live, state, observe_both, t, step_info, off
                 ref = convert.game_fields(games[i], t)
                 for name, value in ref.items():
                     if name not in convert.DEAL_FIELDS and not np.array_equal(fields[name][i], value):
-                        fail(f"game {offset + i}, new round {games[i].rounds_played + 1}: {name} "
-                             f"{fields[name][i].tolist()} != reference {value.tolist()}")
+                        fail(
+                            f"game {offset + i}, new round {games[i].rounds_played + 1}: {name} "
+                            f"{fields[name][i].tolist()} != reference {value.tolist()}"
+                        )
                     fields[name][i] = value
             report.resyncs += len(resync)
             rebuilt = convert.rebuild(fields, t)
@@ -174,8 +193,10 @@ def _compare(report: Report, games, live, state, observe_both, t, step_info, off
             if bad.size:
                 fail(f"{tags[i]}: observation of player_{p} differs at {bad.tolist()}")
     for i in rows[(host.legal_action_mask != expected_mask).any(axis=1)[rows]]:
-        fail(f"{tags[i]}: mask {np.flatnonzero(host.legal_action_mask[i]).tolist()} != reference "
-             f"{np.flatnonzero(expected_mask[i]).tolist()} (all true once over, pgx's convention)")
+        fail(
+            f"{tags[i]}: mask {np.flatnonzero(host.legal_action_mask[i]).tolist()} != reference "
+            f"{np.flatnonzero(expected_mask[i]).tolist()} (all true once over, pgx's convention)"
+        )
     for i in rows[(host.current_player != expected_player)[rows]]:
         fail(f"{tags[i]}: player to act {int(host.current_player[i])} != reference {expected_player[i]}")
     acting = observations[np.arange(len(games)), np.clip(host.current_player, 0, 1)]
@@ -195,8 +216,10 @@ def main(argv: list[str] | None = None) -> int:
     overrides: dict[str, Any] = {} if args.round_reward is None else {"round_reward": args.round_reward}
     config: RulesConfig = make_config(args.rules, **overrides)
     report = lockstep(TacocatBatch(config), args.games, args.seed, args.batch, progress=True)
-    print(f"ruleset {config.ruleset_hash()}: {report.games} games, {report.decisions} decisions, "
-          f"{report.resyncs} new-round re-syncs, {len(report.mismatches)} mismatches")
+    print(
+        f"ruleset {config.ruleset_hash()}: {report.games} games, {report.decisions} decisions, "
+        f"{report.resyncs} new-round re-syncs, {len(report.mismatches)} mismatches"
+    )
     for line in report.mismatches[:20]:
         print("  " + line)
     return 1 if report.mismatches else 0

@@ -44,16 +44,30 @@ SMOKE_CONFIGS = TESTS / "support" / "configs"
 RUNS: dict[str, tuple[Path, list[str]]] = {
     "league_smoke": (SMOKE_CONFIGS / "league_smoke.yaml", []),
     # main.yaml's league for 3 of its iterations (65,536 env steps each), evaluated once at the end
-    "league_main_3_iterations": (SHIPPED_CONFIGS / "main.yaml", ["total_timesteps=196608", "eval.every=1000000000",
-                                                                 "eval.opponents=[planner]", "eval.deal_pairs=10",
-                                                                 "checkpoint_every=1000000000"]),
+    "league_main_3_iterations": (
+        SHIPPED_CONFIGS / "main.yaml",
+        [
+            "total_timesteps=196608",
+            "eval.every=1000000000",
+            "eval.opponents=[planner]",
+            "eval.deal_pairs=10",
+            "checkpoint_every=1000000000",
+        ],
+    ),
     "sb3_smoke": (SMOKE_CONFIGS / "smoke.yaml", []),
     # self-play snapshots taken in the middle of a rollout (every 300 steps of 2 x 256)
     "sb3_selfplay": (SMOKE_CONFIGS / "smoke.yaml", ["sb3.selfplay.snapshot_every=300", "sb3.selfplay.keep_latest=2"]),
 }
 #: progress.csv columns that count games and decisions: the same on every machine
-LEAGUE_COUNTS = ["iteration", "timesteps", "learner_steps", "decisions_dropped", "games", "learner_win_rate",
-                 "pool_size"]
+LEAGUE_COUNTS = [
+    "iteration",
+    "timesteps",
+    "learner_steps",
+    "decisions_dropped",
+    "games",
+    "learner_win_rate",
+    "pool_size",
+]
 #: progress.csv columns that are float reductions: their last bits depend on the CPU's kernels
 LEAGUE_LOSSES = ["policy_loss", "value_loss", "entropy", "approx_kl"]
 SLOW = {"league_main_3_iterations"}
@@ -98,10 +112,19 @@ def fingerprint(run_dir: Path) -> dict[str, Any]:
     league's game and decision counts (compared exactly); each weight array's shape, L1 and L2
     norms and sum, and the league's per-iteration losses (compared within the tolerances above)."""
     arrays = _arrays(run_dir)
-    weights = [[list(a.shape), float(np.abs(a, dtype=np.float64).sum()), float(np.linalg.norm(a.astype(np.float64))),
-                float(a.sum(dtype=np.float64))] for a in arrays]
-    out: dict[str, Any] = {"eval_win_rates": [[r["opponent"], r["win_rate"]] for r in _rows(run_dir / "eval.csv")],
-                           "weights": weights}
+    weights = [
+        [
+            list(a.shape),
+            float(np.abs(a, dtype=np.float64).sum()),
+            float(np.linalg.norm(a.astype(np.float64))),
+            float(a.sum(dtype=np.float64)),
+        ]
+        for a in arrays
+    ]
+    out: dict[str, Any] = {
+        "eval_win_rates": [[r["opponent"], r["win_rate"]] for r in _rows(run_dir / "eval.csv")],
+        "weights": weights,
+    }
     progress = _league_progress(run_dir)
     if progress is not None:
         out["progress_counts"] = [[r[k] for k in LEAGUE_COUNTS] for r in progress]
@@ -125,15 +148,21 @@ def bits(run_dir: Path) -> dict[str, Any]:
 
 def differences(found: dict[str, Any], recorded: dict[str, Any]) -> list[str]:
     """What `found` (a `fingerprint`) does not reproduce of `recorded`; [] if all."""
-    out = [f"{key}: {found.get(key)} != recorded {recorded.get(key)}" for key in ("eval_win_rates", "progress_counts")
-           if found.get(key) != recorded.get(key)]
+    out = [
+        f"{key}: {found.get(key)} != recorded {recorded.get(key)}"
+        for key in ("eval_win_rates", "progress_counts")
+        if found.get(key) != recorded.get(key)
+    ]
     if [w[0] for w in found["weights"]] != [w[0] for w in recorded["weights"]]:
         out.append("weights: other array shapes")
     else:
         for i, (mine, theirs) in enumerate(zip(found["weights"], recorded["weights"], strict=True)):
             l1, l2, total = theirs[1:]
-            if not (np.isclose(mine[1], l1, rtol=WEIGHT_RTOL, atol=0) and np.isclose(mine[2], l2, rtol=WEIGHT_RTOL, atol=0)
-                    and abs(mine[3] - total) <= WEIGHT_RTOL * l1):
+            if not (
+                np.isclose(mine[1], l1, rtol=WEIGHT_RTOL, atol=0)
+                and np.isclose(mine[2], l2, rtol=WEIGHT_RTOL, atol=0)
+                and abs(mine[3] - total) <= WEIGHT_RTOL * l1
+            ):
                 out.append(f"weights: array {i} has L1, L2, sum {mine[1:]} against recorded {theirs[1:]}")
     mine, theirs = (np.array(x.get("progress_losses", []), dtype=float) for x in (found, recorded))
     if mine.shape != theirs.shape or not np.allclose(mine, theirs, rtol=LOSS_RTOL, atol=LOSS_ATOL):

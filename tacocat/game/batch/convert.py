@@ -168,8 +168,9 @@ def _ended_by_illegal_action(row: State) -> bool:
     return bool(row.terminated) and int(row.phase) != core.P_OVER and bool(np.all(row.legal_action_mask))
 
 
-def to_game(state: State, t: Tables, index: int | None = None,
-            seed: int | np.random.Generator | None = None) -> GameState:
+def to_game(
+    state: State, t: Tables, index: int | None = None, seed: int | np.random.Generator | None = None
+) -> GameState:
     """One game of a batch state (row `index` when batched) as a reference `GameState`.
 
     The result has no history, keeps the draw pile's order and deals later rounds from
@@ -184,8 +185,11 @@ def to_game(state: State, t: Tables, index: int | None = None,
         raise ValueError("the state is batched: give the index of the game to convert")
     if not batched and index is not None:
         raise ValueError("the state holds one game: index must be None")
-    if batched and not (isinstance(index, (int, np.integer)) and not isinstance(index, (bool, np.bool_))
-                        and 0 <= index < len(state.current_player)):
+    if batched and not (
+        isinstance(index, (int, np.integer))
+        and not isinstance(index, (bool, np.bool_))
+        and 0 <= index < len(state.current_player)
+    ):
         raise ValueError(f"index must be an integer in [0, {len(state.current_player)}), got {index!r}")
     row = jax.tree.map(lambda x: np.asarray(x)[index] if batched else np.asarray(x), state)
     phase = Phase(int(row.phase))

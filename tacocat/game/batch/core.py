@@ -62,24 +62,24 @@ class State(PgxState):
     legal_action_mask: jax.Array = jnp.zeros(0, jnp.bool_)
     _step_count: jax.Array = jnp.int32(0)
     # -- rules state (GameState's fields) --------------------------------------------------
-    space: jax.Array = jnp.int32(0)                 # Tacocat's space (last board space once in a goal)
-    covered: jax.Array = jnp.zeros(0, jnp.bool_)    # (S,) tiles
+    space: jax.Array = jnp.int32(0)  # Tacocat's space (last board space once in a goal)
+    covered: jax.Array = jnp.zeros(0, jnp.bool_)  # (S,) tiles
     rounds_played: jax.Array = jnp.int32(0)
-    phase: jax.Array = jnp.int32(0)                 # P_REPLACE .. P_OVER
-    hands: jax.Array = jnp.zeros((2, 0), _I32)      # (2, V) cards held, per value index
+    phase: jax.Array = jnp.int32(0)  # P_REPLACE .. P_OVER
+    hands: jax.Array = jnp.zeros((2, 0), _I32)  # (2, V) cards held, per value index
     set_aside: jax.Array = jnp.zeros((2, 0), _I32)  # (2, V) cards set aside in the replace step
-    rank: jax.Array = jnp.zeros(0, _I32)            # (deck,) this round's deck order (hidden), see above
+    rank: jax.Array = jnp.zeros(0, _I32)  # (deck,) this round's deck order (hidden), see above
     pile_size: jax.Array = jnp.int32(0)
-    discard: jax.Array = jnp.zeros(0, _I32)         # (V,) face-up cards of this round
-    replace_left: jax.Array = jnp.int32(0)          # players still to replace (len(replace_queue))
+    discard: jax.Array = jnp.zeros(0, _I32)  # (V,) face-up cards of this round
+    replace_left: jax.Array = jnp.int32(0)  # players still to replace (len(replace_queue))
     replace_cap: jax.Array = jnp.zeros(2, _I32)
-    replaced: jax.Array = jnp.full(2, NONE, _I32)   # revealed replace counts, NONE until revealed
-    duel: jax.Array = jnp.full(2, NONE, _I32)       # hidden duel cards
+    replaced: jax.Array = jnp.full(2, NONE, _I32)  # revealed replace counts, NONE until revealed
+    duel: jax.Array = jnp.full(2, NONE, _I32)  # hidden duel cards
     last_duel: jax.Array = jnp.full(2, NONE, _I32)
     attacker: jax.Array = jnp.int32(NONE)
-    attack: jax.Array = jnp.zeros(0, _I32)          # (A,) attack cards, highest first
+    attack: jax.Array = jnp.zeros(0, _I32)  # (A,) attack cards, highest first
     attack_len: jax.Array = jnp.int32(0)
-    answers: jax.Array = jnp.zeros(0, _I32)         # (A,) answers so far
+    answers: jax.Array = jnp.zeros(0, _I32)  # (A,) answers so far
     answers_len: jax.Array = jnp.int32(0)
     winner: jax.Array = jnp.int32(NONE)
     last_round_winner: jax.Array = jnp.int32(NONE)  # NONE before any round ended, VOID after a void one
@@ -184,8 +184,9 @@ def init(t: Tables, key: jax.Array) -> State:
     return finish(t, state, jnp.bool_(False))
 
 
-def _deal(t: Tables, state: State, deal: jax.Array, new_game: jax.Array, key: jax.Array,
-          half: jax.Array | None = None) -> State:
+def _deal(
+    t: Tables, state: State, deal: jax.Array, new_game: jax.Array, key: jax.Array, half: jax.Array | None = None
+) -> State:
     """Where `deal`: shuffle all cards and deal a round on the Tacocat's space (R2.2, R6.4),
     after resetting the board for a new game where `new_game` (R2.1). Opens the replace step.
     With `half`, the shuffle comes from `jax.random.split(key)[half]` (see `step`)."""
@@ -241,21 +242,29 @@ def legal_mask(t: Tables, state: State) -> jax.Array:
     phase = state.phase
     hand = xla.by_seat(state.hands, player)
     held = hand > 0
-    room = jnp.where(player == 0, state.replace_cap[0] - xla.total(state.set_aside[0]),
-                     state.replace_cap[1] - xla.total(state.set_aside[1]))
+    room = jnp.where(
+        player == 0,
+        state.replace_cap[0] - xla.total(state.set_aside[0]),
+        state.replace_cap[1] - xla.total(state.set_aside[1]),
+    )
     replacing = phase == P_REPLACE
     # R5.3/R5.4: an attack needs its cards in hand and leaves the attacker one card
     need = jnp.asarray(t.attack_counts[t.kind == ATTACK])
-    attack = xla.all_true(itertools.chain([jnp.asarray(t.attack_len[t.kind == ATTACK]) <= xla.total(hand) - 1],
-                                          (hand[value] >= need[:, value] for value in range(t.n_values))))
+    attack = xla.all_true(
+        itertools.chain(
+            [jnp.asarray(t.attack_len[t.kind == ATTACK]) <= xla.total(hand) - 1],
+            (hand[value] >= need[:, value] for value in range(t.n_values)),
+        )
+    )
     answering = phase == P_ANSWER
     current = xla.lookup(state.attack, state.answers_len)
     blocks = [
-        held & (room > 0) & replacing, replacing[None],                  # R4.1-R4.3
-        held & (phase == P_DUEL),                                        # R5.1
+        held & (room > 0) & replacing,
+        replacing[None],  # R4.1-R4.3
+        held & (phase == P_DUEL),  # R5.1
         attack & (phase == P_ATTACK),
-        held & (jnp.arange(t.n_values) >= current) & answering,          # R5.5: a defence
-        ((_lowest(hand) < current) & answering)[None],                   # R5.5: a real sacrifice only
+        held & (jnp.arange(t.n_values) >= current) & answering,  # R5.5: a defence
+        ((_lowest(hand) < current) & answering)[None],  # R5.5: a real sacrifice only
     ]
     return jnp.concatenate(blocks) | (phase == P_OVER)
 
@@ -297,13 +306,13 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
     hand = xla.by_seat(state.hands, player)
     # R5.5: a sacrifice plays the lowest card
     card = jnp.where(kind == SACRIFICE, _lowest(hand), row[1])
-    kind, card, row, illegal, over_before = xla.compute_once((kind, card, row, illegal, over_before),
-                                                             state.rounds_played)
+    kind, card, row, illegal, over_before = xla.compute_once(
+        (kind, card, row, illegal, over_before), state.rounds_played
+    )
     is_replace, is_stop, is_duel = kind == REPLACE, kind == STOP, kind == DUEL
     is_attack, is_answer = kind == ATTACK, (kind == DEFEND) | (kind == SACRIFICE)
     one_card = (values == card).astype(_I32)
-    leaving = jnp.where(is_attack, row[3:3 + v],
-                        jnp.where(is_replace | is_duel | is_answer, one_card, 0))
+    leaving = jnp.where(is_attack, row[3 : 3 + v], jnp.where(is_replace | is_duel | is_answer, one_card, 0))
     hands = state.hands - jnp.where(mine[:, None], leaving[None, :], 0)
     set_aside = state.set_aside + jnp.where(mine[:, None] & is_replace, one_card[None, :], 0)
     discard = state.discard
@@ -312,7 +321,7 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
     left = state.replace_left - 1
     simultaneous = xla.lookup(t.arrows, state.space) == NONE
     wait = is_stop & simultaneous & (left > 0)  # R4.1: the first of two finished, nothing shown yet
-    reveal = is_stop & ~wait                    # the replacement(s) go face up, as many are drawn
+    reveal = is_stop & ~wait  # the replacement(s) go face up, as many are drawn
     aside = jnp.stack([xla.total(state.set_aside[0]), xla.total(state.set_aside[1])])
     top = jnp.int32(t.deck_size) - state.pile_size
     low = top + jnp.stack([jnp.int32(0), aside[0]])  # player_0 draws first, then player_1
@@ -341,7 +350,7 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
     duel_attacker = jnp.where(first > second, 0, 1).astype(_I32)
 
     # -- attack (engine._attack; R5.3, R5.4) ------------------------------------------------
-    attack = jnp.where(is_attack, row[3 + v:], state.attack)
+    attack = jnp.where(is_attack, row[3 + v :], state.attack)
     attack_len = jnp.where(is_attack, row[2], state.attack_len)
     answers = jnp.where(is_attack, NONE, state.answers)
     answers_len = jnp.where(is_attack, 0, state.answers_len)
@@ -360,8 +369,9 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
     answers_len = jnp.where(trick_done, 0, answers_len)
 
     attacker = jnp.where(duel_won, duel_attacker, jnp.where(trick_done, trick_attacker, state.attacker))
-    phase = jnp.where(to_duel, P_DUEL, jnp.where(duel_won | trick_done, P_ATTACK,
-                                                 jnp.where(is_attack, P_ANSWER, state.phase)))
+    phase = jnp.where(
+        to_duel, P_DUEL, jnp.where(duel_won | trick_done, P_ATTACK, jnp.where(is_attack, P_ANSWER, state.phase))
+    )
     to_act = jnp.select(
         [wait, to_second, to_duel | (shown & ~duel_won), is_duel & ~shown, duel_won, is_attack, trick_done],
         [jnp.int32(1), other, jnp.int32(0), jnp.int32(1), duel_attacker, other, trick_attacker],
@@ -372,8 +382,12 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
 
     # -- showdown (engine._showdown, _finish_round; R5.2, R5.7, R6.1-R6.4, R1.4, R1.5) -------
     # a revealed duel or a decided trick that leaves one card each goes to the showdown
-    showdown = ((phase == P_DUEL) | (phase == P_ATTACK)) & (xla.total(hands[0]) == 1) & (
-        xla.total(hands[1]) == 1) & (duel[0] == NONE)
+    showdown = (
+        ((phase == P_DUEL) | (phase == P_ATTACK))
+        & (xla.total(hands[0]) == 1)
+        & (xla.total(hands[1]) == 1)
+        & (duel[0] == NONE)
+    )
     last0, last1 = _lowest(hands[0]), _lowest(hands[1])
     discard = discard + jnp.where(showdown, _one_hot(last0, v) + _one_hot(last1, v), 0)
     hands = jnp.where(showdown, 0, hands)
@@ -387,7 +401,8 @@ def step(t: Tables, state: State, action: jax.Array, key: jax.Array, autoreset: 
     out_of_rounds = showdown & ~in_goal & (rounds_played >= t.max_rounds)
     new_round = showdown & ~in_goal & ~out_of_rounds
     showdown, decisive, in_goal, out_of_rounds, new_round, round_winner, target = xla.compute_once(
-        (showdown, decisive, in_goal, out_of_rounds, new_round, round_winner, target), state.rounds_played)
+        (showdown, decisive, in_goal, out_of_rounds, new_round, round_winner, target), state.rounds_played
+    )
     phase = jnp.where(in_goal | out_of_rounds, P_OVER, phase)
     winner = jnp.where(in_goal, round_winner, state.winner)
 
@@ -485,10 +500,14 @@ def observe(t: Tables, state: State, player: jax.Array) -> jax.Array:
     arrow_index = jnp.where(arrow == NONE, 2, jnp.where(arrow == player, 0, 1))
     role_index = jnp.where(arrow == NONE, 0, jnp.where(arrow == player, 1, 2))
     my_turn = (state.current_player == player) & ~over
-    allowance = jnp.where((phase == P_REPLACE) & my_turn,
-                          xla.by_seat(state.replace_cap, player) - xla.total(own_set_aside), 0)
-    opp_size = (xla.total(xla.by_seat(state.hands, opp)) + xla.total(xla.by_seat(state.set_aside, opp))
-                + (xla.by_seat(state.duel, opp) != NONE))
+    allowance = jnp.where(
+        (phase == P_REPLACE) & my_turn, xla.by_seat(state.replace_cap, player) - xla.total(own_set_aside), 0
+    )
+    opp_size = (
+        xla.total(xla.by_seat(state.hands, opp))
+        + xla.total(xla.by_seat(state.set_aside, opp))
+        + (xla.by_seat(state.duel, opp) != NONE)
+    )
     my_size = xla.total(hand) + xla.total(own_set_aside) + (own_duel != NONE)
     # the board seen from my goal (observation._board_block)
     spaces = jnp.arange(t.n_spaces, dtype=_I32)
@@ -498,17 +517,30 @@ def observe(t: Tables, state: State, player: jax.Array) -> jax.Array:
     attacker_index = jnp.where(state.attacker == NONE, 2, jnp.where(state.attacker == player, 0, 1))
     f32 = jnp.float32
     parts = [
-        hand, own_aside, state.discard, attack, answers,
+        hand,
+        own_aside,
+        state.discard,
+        attack,
+        answers,
         _one_hot(current, v),
-        _one_hot(xla.by_seat(state.last_duel, player), v), _one_hot(xla.by_seat(state.last_duel, opp), v),
-        failing[None], my_size[None], opp_size[None], state.pile_size[None],
-        _one_hot(phase, 5), my_turn[None], allowance[None],
+        _one_hot(xla.by_seat(state.last_duel, player), v),
+        _one_hot(xla.by_seat(state.last_duel, opp), v),
+        failing[None],
+        my_size[None],
+        opp_size[None],
+        state.pile_size[None],
+        _one_hot(phase, 5),
+        my_turn[None],
+        allowance[None],
         jnp.maximum(xla.by_seat(state.replaced, player), 0)[None],
         jnp.maximum(xla.by_seat(state.replaced, opp), 0)[None],
-        _one_hot(role_index, 3), tacocat, covered,
+        _one_hot(role_index, 3),
+        tacocat,
+        covered,
         moves_to_goal(state.covered, state.space, state.winner, player)[None],
         moves_to_goal(state.covered, state.space, state.winner, opp)[None],
-        xla.lookup(t.board, state.space)[None], _one_hot(arrow_index, 3),
+        xla.lookup(t.board, state.space)[None],
+        _one_hot(arrow_index, 3),
         _one_hot(attacker_index, 3),
         jnp.asarray(t.round_fraction)[jnp.minimum(state.rounds_played, t.max_rounds)][None],
     ]

@@ -79,8 +79,13 @@ class TacocatBatch(pgx.core.Env):
         and `truncated`; the next call plays its action on that new game (the flags passed in
         count as seen). Same games as pgx's wrapper from the same keys (tested against it); a
         new round and a new game share the step's one shuffle."""
-        return core.step(self.tables, state, self._checked(state, action, key), key,  # type: ignore[arg-type]  # _checked refused None
-                         autoreset=True)
+        return core.step(
+            self.tables,
+            state,
+            self._checked(state, action, key),
+            key,  # type: ignore[arg-type]  # _checked refused None
+            autoreset=True,
+        )
 
     def _checked(self, state: pgx.core.State, action: jax.Array, key: jax.Array | None) -> jax.Array:
         """The action as an array, after the trace-time checks of the arguments' kinds."""

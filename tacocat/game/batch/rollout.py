@@ -50,8 +50,13 @@ def pick_by_logits(u: jax.Array, logits: jax.Array, mask: jax.Array) -> jax.Arra
 Sampler = Callable[[jax.Array, jax.Array], jax.Array]
 
 
-def make_rollout(env: TacocatBatch, batch_size: int, num_steps: int, compiler_options: dict | None = None,
-                 sampler: Sampler = random_legal_actions) -> Callable[[jax.Array], tuple[State, dict]]:
+def make_rollout(
+    env: TacocatBatch,
+    batch_size: int,
+    num_steps: int,
+    compiler_options: dict | None = None,
+    sampler: Sampler = random_legal_actions,
+) -> Callable[[jax.Array], tuple[State, dict]]:
     """A jitted function `rollout(key) -> (final state, stats)`: `batch_size` games played with
     uniformly random legal actions (or `sampler`'s) for `num_steps` auto-reset steps (`lax.scan`).
 

@@ -18,8 +18,16 @@ from tacocat.game.ruleset import Ruleset, compile_rules
 
 #: action kinds, in the order of the step branches
 REPLACE, STOP, DUEL, ATTACK, DEFEND, SACRIFICE = range(6)
-_KIND_CODE = {"replace": REPLACE, "stop": STOP, "duel": DUEL, "single": ATTACK, "set": ATTACK,
-              "sequence": ATTACK, "defend": DEFEND, "sacrifice": SACRIFICE}
+_KIND_CODE = {
+    "replace": REPLACE,
+    "stop": STOP,
+    "duel": DUEL,
+    "single": ATTACK,
+    "set": ATTACK,
+    "sequence": ATTACK,
+    "defend": DEFEND,
+    "sacrifice": SACRIFICE,
+}
 #: the arrow of a two-arrow space, and "no player" in player-valued fields (the reference's None)
 NONE = -1
 #: `last_round_winner` of a void round (the reference's None); NONE means "no round ended yet"
@@ -46,18 +54,18 @@ class Tables:
     max_deal: int
     centre: int
     max_rounds: int
-    deck_cards: np.ndarray        # (deck,) value index of every card, ascending
-    board: np.ndarray             # (S,) deal size of each space
-    arrows: np.ndarray            # (S,) arrow player of each space, NONE for two arrows
-    kind: np.ndarray              # (N,) action kind code
-    card: np.ndarray              # (N,) value index of replace/duel/defend actions (0 otherwise)
-    attack_cards: np.ndarray      # (N, A) cards of an attack action, highest first, NONE-padded
-    attack_len: np.ndarray        # (N,) number of cards of an attack action (0 otherwise)
-    attack_counts: np.ndarray     # (N, V) cards of an attack action, count per value
-    action_rows: np.ndarray       # (N, 3 + V + A) kind, card, attack_len, attack_counts, attack_cards
-    round_fraction: np.ndarray    # (max_rounds + 1,) float32(rounds / max_rounds)
-    win_reward: np.float32        # float32(1 + round_reward): the game winner's last reward
-    round_reward: np.float32      # float32(round_reward)
+    deck_cards: np.ndarray  # (deck,) value index of every card, ascending
+    board: np.ndarray  # (S,) deal size of each space
+    arrows: np.ndarray  # (S,) arrow player of each space, NONE for two arrows
+    kind: np.ndarray  # (N,) action kind code
+    card: np.ndarray  # (N,) value index of replace/duel/defend actions (0 otherwise)
+    attack_cards: np.ndarray  # (N, A) cards of an attack action, highest first, NONE-padded
+    attack_len: np.ndarray  # (N,) number of cards of an attack action (0 otherwise)
+    attack_counts: np.ndarray  # (N, V) cards of an attack action, count per value
+    action_rows: np.ndarray  # (N, 3 + V + A) kind, card, attack_len, attack_counts, attack_cards
+    round_fraction: np.ndarray  # (max_rounds + 1,) float32(rounds / max_rounds)
+    win_reward: np.float32  # float32(1 + round_reward): the game winner's last reward
+    round_reward: np.float32  # float32(round_reward)
 
 
 def compile_tables(config: RulesConfig | Ruleset) -> Tables:
@@ -109,8 +117,9 @@ def compile_tables(config: RulesConfig | Ruleset) -> Tables:
         attack_cards=attack_cards,
         attack_len=attack_len,
         attack_counts=attack_counts,
-        action_rows=np.concatenate([kind[:, None], card[:, None], attack_len[:, None], attack_counts, attack_cards],
-                                   axis=1),
+        action_rows=np.concatenate(
+            [kind[:, None], card[:, None], attack_len[:, None], attack_counts, attack_cards], axis=1
+        ),
         round_fraction=fractions,
         win_reward=np.float32(1.0 + cfg.round_reward),
         round_reward=np.float32(cfg.round_reward),
@@ -124,8 +133,9 @@ def check_codec_layout(kind: np.ndarray, card: np.ndarray, n_values: int) -> Non
     v = n_values
     values = np.arange(v)
     n_attacks = len(kind) - 3 * v - 2
-    expected = np.concatenate([np.full(v, REPLACE), [STOP], np.full(v, DUEL), np.full(n_attacks, ATTACK),
-                               np.full(v, DEFEND), [SACRIFICE]])
+    expected = np.concatenate(
+        [np.full(v, REPLACE), [STOP], np.full(v, DUEL), np.full(n_attacks, ATTACK), np.full(v, DEFEND), [SACRIFICE]]
+    )
     by_value = np.concatenate([values, [0], values, np.zeros(n_attacks, int), values, [0]])
     if not (np.array_equal(kind, expected) and np.array_equal(card, by_value)):
         raise AssertionError("the action codec's layout changed: update tacocat.game.batch.core.legal_mask")

@@ -367,9 +367,12 @@ def _pass_through(count: jax.Array, *leaves: jax.Array) -> tuple[jax.Array, ...]
 
 
 @_pass_through.def_vmap
-def _pass_through_batched(size: int, batched: list[bool], count: jax.Array,
-                          *leaves: jax.Array) -> tuple[tuple, tuple[bool, ...]]:
-    leaves = tuple(x if b else jnp.broadcast_to(x, (size, *jnp.shape(x))) for x, b in zip(leaves, batched[1:], strict=True))
+def _pass_through_batched(
+    size: int, batched: list[bool], count: jax.Array, *leaves: jax.Array
+) -> tuple[tuple, tuple[bool, ...]]:
+    leaves = tuple(
+        x if b else jnp.broadcast_to(x, (size, *jnp.shape(x))) for x, b in zip(leaves, batched[1:], strict=True)
+    )
     never = jax.tree.map(jnp.zeros_like, leaves)  # not taken: count is never negative
     return jax.lax.cond(jnp.all(count >= 0), lambda: leaves, lambda: never), (True,) * len(leaves)
 
@@ -397,8 +400,10 @@ def packed_rows(fn: Callable[..., Any], room: Callable[[int], int]) -> TwoForms:
 
     @packed.def_vmap
     def packed_batch(size: int, batched: list[bool], needed: jax.Array, *args: Any) -> tuple[Any, Any]:
-        needed, *rest = (x if b else jnp.broadcast_to(x, (size, *jnp.shape(x)))
-                         for x, b in zip((needed, *args), batched, strict=True))
+        needed, *rest = (
+            x if b else jnp.broadcast_to(x, (size, *jnp.shape(x)))
+            for x, b in zip((needed, *args), batched, strict=True)
+        )
         args = tuple(rest)
         every = jax.vmap(fn)
         buffer = room(size)
@@ -407,8 +412,11 @@ def packed_rows(fn: Callable[..., Any], room: Callable[[int], int]) -> TwoForms:
             return out, jax.tree.map(lambda _: True, out)
         # the i-th needing row goes to slot i of the buffer (positions by a running count)
         position = jax.lax.associative_scan(jnp.add, needed.astype(jnp.int32)) - 1
-        rows = jnp.full(buffer, size, jnp.int32).at[jnp.where(needed, position, buffer)].set(
-            jnp.arange(size, dtype=jnp.int32), mode="drop")
+        rows = (
+            jnp.full(buffer, size, jnp.int32)
+            .at[jnp.where(needed, position, buffer)]
+            .set(jnp.arange(size, dtype=jnp.int32), mode="drop")
+        )
 
         def needed_only(*args: Any) -> Any:
             picked = jnp.minimum(rows, size - 1)

@@ -47,15 +47,30 @@ def scene_image(scene: Scene, width: int | None = None, height: int | None = Non
     points = 72 / dpi * scale  # a size in scene pixels, in points
     for shape in scene.shapes:
         if isinstance(shape, Label):
-            fig.add_artist(Text(shape.x, shape.y, shape.text, ha=_HA[shape.anchor], va="center_baseline",
-                                color=shape.fill, fontsize=shape.size * points,
-                                fontweight="bold" if shape.bold else "normal", **common))
+            fig.add_artist(
+                Text(
+                    shape.x,
+                    shape.y,
+                    shape.text,
+                    ha=_HA[shape.anchor],
+                    va="center_baseline",
+                    color=shape.fill,
+                    fontsize=shape.size * points,
+                    fontweight="bold" if shape.bold else "normal",
+                    **common,
+                )
+            )
             continue
-        style = {"facecolor": shape.fill, "edgecolor": "none" if shape.stroke == "none" else shape.stroke,
-                 "linewidth": 0.8 * scale, **common}
+        style = {
+            "facecolor": shape.fill,
+            "edgecolor": "none" if shape.stroke == "none" else shape.stroke,
+            "linewidth": 0.8 * scale,
+            **common,
+        }
         if isinstance(shape, Rect) and shape.radius:
-            patch = FancyBboxPatch((shape.x, shape.y), shape.w, shape.h,
-                                   boxstyle=f"round,pad=0,rounding_size={shape.radius}", **style)
+            patch = FancyBboxPatch(
+                (shape.x, shape.y), shape.w, shape.h, boxstyle=f"round,pad=0,rounding_size={shape.radius}", **style
+            )
         elif isinstance(shape, Rect):
             patch = Rectangle((shape.x, shape.y), shape.w, shape.h, **style)
         elif isinstance(shape, Circle):
@@ -67,8 +82,14 @@ def scene_image(scene: Scene, width: int | None = None, height: int | None = Non
     return np.asarray(canvas.buffer_rgba())[:, :, :3].copy()
 
 
-def render_image(state: GameState | PlayerView, width: int | None = 800, height: int | None = 280, *,
-                 reveal: bool = False, names: tuple[str, str] | None = None) -> np.ndarray:
+def render_image(
+    state: GameState | PlayerView,
+    width: int | None = 800,
+    height: int | None = 280,
+    *,
+    reveal: bool = False,
+    names: tuple[str, str] | None = None,
+) -> np.ndarray:
     """The table as an RGB image, shape (height, width, 3), dtype uint8: the same picture as
     `render_svg` (one `Scene`), for `rgb_array` and GIF frames (None, None: the picture's own
     1120 x 392). A `GameState` is drawn as a spectator sees it (no hidden cards) unless
@@ -84,6 +105,5 @@ def save_gif(frames: Iterable[np.ndarray], path: str | Path, seconds_per_frame: 
     if not images:
         raise ValueError("no frames to write")
     path = Path(path)
-    images[0].save(path, save_all=True, append_images=images[1:], duration=int(seconds_per_frame * 1000),
-                   loop=0)
+    images[0].save(path, save_all=True, append_images=images[1:], duration=int(seconds_per_frame * 1000), loop=0)
     return path

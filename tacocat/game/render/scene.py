@@ -129,27 +129,54 @@ def view_facts(view: PlayerView, names: tuple[str, str] | None = None) -> TableF
     duel: list[int | None] = [None, None]
     duel[me] = view.own_duel
     return TableFacts(
-        rules=view.rules, phase=view.phase, to_act=view.to_act, space=view.space, covered=view.covered,
-        rounds_played=view.rounds_played, discard=view.discard, hand_sizes=view.hand_sizes,
-        draw_pile_size=view.draw_pile_size, replaced=view.replaced, attacker=view.attacker, attack=view.attack,
-        answers=view.answers, last_duel=view.last_duel, winner=view.winner, bottom=me,
-        names=names or _seat_names(me), hands=(hands[0], hands[1]), set_aside=(aside[0], aside[1]),
-        duel=(duel[0], duel[1]), pending_duel=_pending_duel(view.phase, view.to_act),
+        rules=view.rules,
+        phase=view.phase,
+        to_act=view.to_act,
+        space=view.space,
+        covered=view.covered,
+        rounds_played=view.rounds_played,
+        discard=view.discard,
+        hand_sizes=view.hand_sizes,
+        draw_pile_size=view.draw_pile_size,
+        replaced=view.replaced,
+        attacker=view.attacker,
+        attack=view.attack,
+        answers=view.answers,
+        last_duel=view.last_duel,
+        winner=view.winner,
+        bottom=me,
+        names=names or _seat_names(me),
+        hands=(hands[0], hands[1]),
+        set_aside=(aside[0], aside[1]),
+        duel=(duel[0], duel[1]),
+        pending_duel=_pending_duel(view.phase, view.to_act),
     )
 
 
-def state_facts(state: GameState, reveal: bool = False, bottom: int = 0,
-                names: tuple[str, str] | None = None) -> TableFacts:
+def state_facts(
+    state: GameState, reveal: bool = False, bottom: int = 0, names: tuple[str, str] | None = None
+) -> TableFacts:
     """The table for a spectator, `bottom`'s seat at the bottom: public facts only, or with
     `reveal` every player's cards too (never for a game a person is playing)."""
     over = state.phase is Phase.OVER
     to_act = None if over else state.to_act
     return TableFacts(
-        rules=state.rules, phase=state.phase, to_act=to_act, space=state.space, covered=tuple(state.covered),
-        rounds_played=state.rounds_played, discard=tuple(state.discard),
-        hand_sizes=(state.hand_size(0), state.hand_size(1)), draw_pile_size=len(state.draw_pile),
-        replaced=(state.replaced[0], state.replaced[1]), attacker=state.attacker, attack=tuple(state.attack),
-        answers=tuple(state.answers), last_duel=state.last_duel, winner=state.winner, bottom=bottom,
+        rules=state.rules,
+        phase=state.phase,
+        to_act=to_act,
+        space=state.space,
+        covered=tuple(state.covered),
+        rounds_played=state.rounds_played,
+        discard=tuple(state.discard),
+        hand_sizes=(state.hand_size(0), state.hand_size(1)),
+        draw_pile_size=len(state.draw_pile),
+        replaced=(state.replaced[0], state.replaced[1]),
+        attacker=state.attacker,
+        attack=tuple(state.attack),
+        answers=tuple(state.answers),
+        last_duel=state.last_duel,
+        winner=state.winner,
+        bottom=bottom,
         names=names or ("player_0", "player_1"),
         hands=(tuple(state.hands[0]), tuple(state.hands[1])) if reveal else (None, None),
         set_aside=(tuple(state.set_aside[0]), tuple(state.set_aside[1])) if reveal else (None, None),
@@ -162,8 +189,9 @@ def _seat_names(me: int) -> tuple[str, str]:
     return ("you", "opponent") if me == 0 else ("opponent", "you")
 
 
-def table_facts(subject: GameState | PlayerView, reveal: bool = False,
-                names: tuple[str, str] | None = None) -> TableFacts:
+def table_facts(
+    subject: GameState | PlayerView, reveal: bool = False, names: tuple[str, str] | None = None
+) -> TableFacts:
     """The facts of a picture: a `PlayerView` from that player's side (ValueError with `reveal`),
     a `GameState` as a spectator sees it (`state_facts`)."""
     if isinstance(subject, PlayerView):
@@ -181,16 +209,18 @@ _HAND_ROOM = 580.0  # the width a hand (with its set-aside cards) may take
 _CARD_W, _CARD_H, _SMALL_W, _SMALL_H = 44.0, 62.0, 26.0, 36.0
 
 
-def _card(shapes: list[Shape], x: float, y: float, w: float, h: float, value: int | None,
-          values: tuple[int, ...], tag: str) -> None:
+def _card(
+    shapes: list[Shape], x: float, y: float, w: float, h: float, value: int | None, values: tuple[int, ...], tag: str
+) -> None:
     """A card face (value index `value`) or, for None, a card back."""
     if value is None:
         shapes.append(Rect(x, y, w, h, _BACK, _INK, radius=w / 9, tag=f"card back {tag}".strip()))
         shapes.append(Rect(x + w * 0.15, y + h * 0.12, w * 0.7, h * 0.76, _BACK_INNER, radius=w / 12))
         return
     shapes.append(Rect(x, y, w, h, _CARD, _INK, radius=w / 9, tag=f"card face {tag}".strip()))
-    shapes.append(Label(x + w / 2, y + h / 2, str(values[value]), size=h * 0.36, fill=_INK, bold=True,
-                        tag=f"value {tag}".strip()))
+    shapes.append(
+        Label(x + w / 2, y + h / 2, str(values[value]), size=h * 0.36, fill=_INK, bold=True, tag=f"value {tag}".strip())
+    )
 
 
 def _step(n: int, room: float, w: float) -> float:
@@ -198,8 +228,17 @@ def _step(n: int, room: float, w: float) -> float:
     return w + 5 if n <= 1 else min(w + 5, (room - w) / (n - 1))
 
 
-def _row(shapes: list[Shape], x: float, y: float, cards: list[int | None], room: float, values: tuple[int, ...],
-         tag: str, small: bool = False, step: float | None = None) -> float:
+def _row(
+    shapes: list[Shape],
+    x: float,
+    y: float,
+    cards: list[int | None],
+    room: float,
+    values: tuple[int, ...],
+    tag: str,
+    small: bool = False,
+    step: float | None = None,
+) -> float:
     """Cards left to right from `x` (`step` apart, else overlapping to fit in `room` pixels);
     returns the x where the row ends."""
     w, h = (_SMALL_W, _SMALL_H) if small else (_CARD_W, _CARD_H)
@@ -221,8 +260,10 @@ def _status(f: TableFacts) -> str:
         result = "truncated, no winner" if f.winner is None else f"{names[f.winner]} (player_{f.winner}) wins"
         return f"Game over after {f.rounds_played} rounds: {result}"
     arrow = "both players" if f.arrow is None else names[f.arrow]
-    text = (f"Round {f.rounds_played + 1} · deal {f.rules.board[f.space]} · arrow → {arrow} · "
-            f"to act: {names[f.to_act]} ({f.phase.name.lower()})")
+    text = (
+        f"Round {f.rounds_played + 1} · deal {f.rules.board[f.space]} · arrow → {arrow} · "
+        f"to act: {names[f.to_act]} ({f.phase.name.lower()})"
+    )
     if f.phase is Phase.ANSWER and len(f.answers) < len(f.attack):
         text += f" · card to answer: {values[f.attack[len(f.answers)]]}"
     return text
@@ -241,8 +282,18 @@ def _seat(shapes: list[Shape], f: TableFacts, seat: int, y_label: float, y_cards
     acting = f.to_act == seat and f.phase is not Phase.OVER
     if acting:
         shapes.append(Circle(12, y_label, 6, _TOKEN, _INK, tag=f"to-act seat-{seat}"))
-    shapes.append(Label(24, y_label, " · ".join(parts), size=14, fill=_WIN if acting else _LIGHT, anchor="start",
-                        bold=acting, tag=f"seat-label seat-{seat}"))
+    shapes.append(
+        Label(
+            24,
+            y_label,
+            " · ".join(parts),
+            size=14,
+            fill=_WIN if acting else _LIGHT,
+            anchor="start",
+            bold=acting,
+            tag=f"seat-label seat-{seat}",
+        )
+    )
     hand, aside = f.hands[seat], f.set_aside[seat]
     held = f.hand_sizes[seat] - (1 if f.pending_duel[seat] or f.duel[seat] is not None else 0)
     if hand is None:  # hidden: backs for every card held, set-asides included (R4.1)
@@ -269,15 +320,24 @@ def _board(shapes: list[Shape], f: TableFacts, top: float) -> float:
     left = (_WIDTH - cell * (n + 2)) / 2
     for goal, x in ((0, left), (1, left + cell * (n + 1))):
         won = f.winner == goal
-        shapes.append(Rect(x + 2, top, cell - 4, cell, _WIN if won else _GOAL, _INK, radius=4,
-                           tag=f"goal goal-{goal}" + (" won" if won else "")))
+        shapes.append(
+            Rect(
+                x + 2,
+                top,
+                cell - 4,
+                cell,
+                _WIN if won else _GOAL,
+                _INK,
+                radius=4,
+                tag=f"goal goal-{goal}" + (" won" if won else ""),
+            )
+        )
         shapes.append(Label(x + cell / 2, top + cell * 0.38, f"P{goal}", size=cell * 0.22, bold=True))
         shapes.append(Label(x + cell / 2, top + cell * 0.66, "GOAL", size=cell * 0.17))
     for s in range(n):
         x = left + cell * (s + 1)
         covered, here = f.covered[s], s == f.space and not over
-        fill, tag = ((_COVERED, "space covered") if covered
-                     else (_TOKEN, "space tacocat") if here else (_SPACE, "space"))
+        fill, tag = (_COVERED, "space covered") if covered else (_TOKEN, "space tacocat") if here else (_SPACE, "space")
         shapes.append(Rect(x + 2, top, cell - 4, cell, fill, _INK, radius=4, tag=tag))
         if not covered:
             shapes.append(Label(x + cell / 2, top + cell * 0.33, letters[s], size=cell * 0.3, bold=True))
@@ -288,8 +348,11 @@ def _board(shapes: list[Shape], f: TableFacts, top: float) -> float:
             down = seat == f.bottom
             dx = 0.0 if rules.arrows[s] is not None else (-7.0 if down else 7.0)
             tip, base = (below + 12, below) if down else (below, below + 12)
-            shapes.append(Polygon(((mid + dx - 5, base), (mid + dx + 5, base), (mid + dx, tip)), _LIGHT,
-                                  tag=f"arrow arrow-{seat}"))
+            shapes.append(
+                Polygon(
+                    ((mid + dx - 5, base), (mid + dx + 5, base), (mid + dx, tip)), _LIGHT, tag=f"arrow arrow-{seat}"
+                )
+            )
         if here:  # the Tacocat: its space in its colour, and a token in the corner
             shapes.append(Circle(x + cell - 11, top + 9, 5, _WIN, _INK, tag="tacocat token"))
     return top + cell + 22
@@ -321,18 +384,41 @@ def table_scene(f: TableFacts) -> Scene:
         room = _WIDTH - trick_x - 80
         step = _step(len(f.attack), room, _CARD_W)
         for seat, cards, word in ((attacker, f.attack, "attack"), (1 - attacker, f.answers, "answers")):
-            end = _row(shapes, trick_x, rows[seat], list(cards), room, values, f"{word.rstrip('s')} seat-{seat}",
-                       step=step)
-            shapes.append(Label(max(end, trick_x + _CARD_W) + 8, rows[seat] + _CARD_H / 2, word, size=11, fill=_DIM,
-                                anchor="start"))
+            end = _row(
+                shapes, trick_x, rows[seat], list(cards), room, values, f"{word.rstrip('s')} seat-{seat}", step=step
+            )
+            shapes.append(
+                Label(
+                    max(end, trick_x + _CARD_W) + 8, rows[seat] + _CARD_H / 2, word, size=11, fill=_DIM, anchor="start"
+                )
+            )
     row_y = y + _CARD_H + 38
     shapes.append(Label(20, row_y + _SMALL_H / 2, "face up this round", size=11, fill=_DIM, anchor="start"))
     _row(shapes, 130, row_y, _listed(f.discard), 700, values, "face-up", small=True)
     if f.draw_pile_size:
         _card(shapes, 860, row_y, _SMALL_W, _SMALL_H, None, values, "draw-pile")
-    shapes.append(Label(860 + _SMALL_W + 8, row_y + _SMALL_H / 2, f"draw pile {f.draw_pile_size}", size=12,
-                        fill=_LIGHT, anchor="start", tag="draw-pile-size"))
+    shapes.append(
+        Label(
+            860 + _SMALL_W + 8,
+            row_y + _SMALL_H / 2,
+            f"draw pile {f.draw_pile_size}",
+            size=12,
+            fill=_LIGHT,
+            anchor="start",
+            tag="draw-pile-size",
+        )
+    )
     status_y = row_y + _SMALL_H + 24
-    shapes.append(Label(20, status_y, _status(f), size=14, fill=_WIN if f.phase is Phase.OVER else _LIGHT,
-                        anchor="start", bold=True, tag="status"))
+    shapes.append(
+        Label(
+            20,
+            status_y,
+            _status(f),
+            size=14,
+            fill=_WIN if f.phase is Phase.OVER else _LIGHT,
+            anchor="start",
+            bold=True,
+            tag="status",
+        )
+    )
     return Scene(_WIDTH, _HEIGHT, _FELT, tuple(shapes))

@@ -151,6 +151,8 @@ def describe_event(event: Event, values: tuple[int, ...]) -> str:
         result = "void round" if e.winner is None else f"player_{e.winner} wins the round"
         return f"Showdown: player_0 {values[e.last_p0]} vs player_1 {values[e.last_p1]}: {result}."
     if kind is EventKind.MOVE:
-        return (f"player_{e.winner} moves the Tacocat from space {e.from_space} to {e.to_space}; "
-                f"space {e.from_space} is covered.")
+        return (
+            f"player_{e.winner} moves the Tacocat from space {e.from_space} to {e.to_space}; "
+            f"space {e.from_space} is covered."
+        )
     return "Game over: " + ("truncated." if e.winner is None else f"player_{e.winner} wins!")

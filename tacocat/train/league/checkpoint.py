@@ -85,18 +85,22 @@ class LeagueState(BaseModel):
         timesteps, iteration = marker.timesteps, marker.iteration
         problems = []
         if not (per_iteration <= timesteps <= last and timesteps == iteration * per_iteration):
-            problems.append(f"timesteps {timesteps} at iteration {iteration} is not a point of this run "
-                            f"({per_iteration} env steps per iteration, at most {last})")
+            problems.append(
+                f"timesteps {timesteps} at iteration {iteration} is not a point of this run "
+                f"({per_iteration} env steps per iteration, at most {last})"
+            )
         snapshots, size = 1 + iteration // league.snapshot_every, league.snapshot_pool
         if league.exploiter is not None:
             snapshots += iteration // league.exploiter.snapshot_every
         book = self.pool
         if (book.filled, book.next_slot) != (min(snapshots, size), snapshots % size):
-            problems.append(f"pool.filled and pool.next_slot must be {min(snapshots, size)} and {snapshots % size} "
-                            f"at iteration {iteration}")
+            problems.append(
+                f"pool.filled and pool.next_slot must be {min(snapshots, size)} and {snapshots % size} "
+                f"at iteration {iteration}"
+            )
         if len(book.games) != size or len(book.wins) != size:
             problems.append(f"pool.games and pool.wins must hold league.snapshot_pool = {size} counts")
-        elif any(w > g for g, w in zip(book.games, book.wins, strict=True)) or any(book.games[book.filled:]):
+        elif any(w > g for g, w in zip(book.games, book.wins, strict=True)) or any(book.games[book.filled :]):
             problems.append("pool.wins must not exceed pool.games, and empty slots have no games")
         elif sum(book.games) > timesteps:
             problems.append("pool.games counts more games than the run has played steps")
@@ -118,8 +122,10 @@ def read_arrays(path: Path, template: list[np.ndarray]) -> list[np.ndarray]:
         with zipfile.ZipFile(path) as archive:
             members = archive.infolist()
             if sorted(m.filename for m in members) != sorted(f"{n}.npy" for n in names):
-                raise RunDirError(f"{path} holds {len(members)} members, not this run's {len(names)} arrays "
-                                  "leaf_0 ...: it was written by another version or is not a checkpoint")
+                raise RunDirError(
+                    f"{path} holds {len(members)} members, not this run's {len(names)} arrays "
+                    "leaf_0 ...: it was written by another version or is not a checkpoint"
+                )
             leaves = sorted(zip(names, template, strict=True))
             for member, leaf in zip(sorted(members, key=lambda m: m.filename), leaves, strict=True):
                 if member.file_size > leaf[1].nbytes + _NPY_HEADER_BYTES:
@@ -129,12 +135,15 @@ def read_arrays(path: Path, template: list[np.ndarray]) -> list[np.ndarray]:
     except (OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error) as err:
         if isinstance(err, RunDirError):
             raise
-        raise RunDirError(f"{path} cannot be read as a checkpoint ({type(err).__name__}): it is damaged or not "
-                          "one") from None
+        raise RunDirError(
+            f"{path} cannot be read as a checkpoint ({type(err).__name__}): it is damaged or not one"
+        ) from None
     for i, (old, new) in enumerate(zip(template, loaded, strict=False)):
         if old.shape != new.shape or old.dtype != new.dtype:
-            raise RunDirError(f"{path}: array {i} is {new.dtype}{new.shape}, expected "
-                              f"{old.dtype}{old.shape}: it was written by another version")
+            raise RunDirError(
+                f"{path}: array {i} is {new.dtype}{new.shape}, expected "
+                f"{old.dtype}{old.shape}: it was written by another version"
+            )
         if np.issubdtype(new.dtype, np.floating) and not np.isfinite(new).all():
             raise RunDirError(f"{path}: array {i} holds NaN or infinite values")
     return loaded
@@ -152,8 +161,9 @@ def _check_optimizer(opt_state: Any, updates: int, what: str, iteration: int, pa
         raise RunDirError(f"{path}: Adam's second moments must not be negative")
 
 
-def check_runner(runner: Runner, critic_opt: Any, env: Any, config: LeagueExperiment, iteration: int,
-                  path: Path) -> None:
+def check_runner(
+    runner: Runner, critic_opt: Any, env: Any, config: LeagueExperiment, iteration: int, path: Path
+) -> None:
     """RunDirError naming `path` unless the restored runner is one the run can have reached: the
     learner's seats, the failed-answer floors, the optimizers' update counts (PPO's after the
     critic's warm-up, the warm-up's during it) and second moments, and environments whose
@@ -195,9 +205,9 @@ def _check_rows(runner: Runner, env: Any, config: LeagueExperiment, path: Path, 
     try:
         fresh = rebuild(fields, env.tables)
     except (ValueError, TypeError, IndexError) as err:
-        raise RunDirError(f"{path}: the environments' state is not a valid batch state "
-                          f"({type(err).__name__})") from None
+        raise RunDirError(
+            f"{path}: the environments' state is not a valid batch state ({type(err).__name__})"
+        ) from None
     for name in ("observation", "legal_action_mask"):
         if not np.array_equal(np.asarray(getattr(fresh, name)), np.asarray(getattr(state, name))):
             raise RunDirError(f"{path}: the environments' {name} is not the one their rules state gives")
-

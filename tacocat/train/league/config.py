@@ -34,12 +34,21 @@ class MagnetConfig(_Strict):
     kind: Literal["uniform", "ema"] = Field(description="the policy the KL penalty pulls toward")
     kl_coef: float = Field(ge=0, le=1e3, description="the KL penalty's weight at the first PPO iteration")
     kl_coef_final: float | None = Field(
-        default=None, ge=0, le=1e3, description="the weight at the last PPO iteration, reached linearly; None: "
-        "kl_coef throughout")
-    refresh_every: int = Field(default=1, gt=0, le=1_000_000, description="ema: iterations between refreshes of the "
-                               "magnet")
-    ema_rate: float = Field(default=0.05, gt=0, le=1, description="ema: how far the magnet moves toward the actor "
-                            "at a refresh (magnet += ema_rate x (actor - magnet))")
+        default=None,
+        ge=0,
+        le=1e3,
+        description="the weight at the last PPO iteration, reached linearly; None: kl_coef throughout",
+    )
+    refresh_every: int = Field(
+        default=1, gt=0, le=1_000_000, description="ema: iterations between refreshes of the magnet"
+    )
+    ema_rate: float = Field(
+        default=0.05,
+        gt=0,
+        le=1,
+        description="ema: how far the magnet moves toward the actor "
+        "at a refresh (magnet += ema_rate x (actor - magnet))",
+    )
 
 
 class ExploiterConfig(_Strict):
@@ -51,14 +60,23 @@ class ExploiterConfig(_Strict):
     (`reset_to: main`) or from fresh ones (`fresh`), with fresh Adam statistics. Its env steps
     count toward `total_timesteps`."""
 
-    n_envs: int = Field(gt=0, le=MAX_N_ENVS, description="games the exploiter plays at once, all against the current "
-                        "main policy")
-    snapshot_every: int = Field(default=10, gt=0, le=1_000_000, description="iterations between the exploiter's "
-                                "snapshots joining the pool")
-    reset_every: int | None = Field(default=None, gt=0, le=1_000_000, description="iterations between restarts of the "
-                                    "exploiter; None: it never restarts")
-    reset_to: Literal["main", "fresh"] = Field(default="main", description="what the exploiter starts from, at the "
-                                               "start and at every reset: the main policy's weights or fresh ones")
+    n_envs: int = Field(
+        gt=0, le=MAX_N_ENVS, description="games the exploiter plays at once, all against the current main policy"
+    )
+    snapshot_every: int = Field(
+        default=10, gt=0, le=1_000_000, description="iterations between the exploiter's snapshots joining the pool"
+    )
+    reset_every: int | None = Field(
+        default=None,
+        gt=0,
+        le=1_000_000,
+        description="iterations between restarts of the exploiter; None: it never restarts",
+    )
+    reset_to: Literal["main", "fresh"] = Field(
+        default="main",
+        description="what the exploiter starts from, at the "
+        "start and at every reset: the main policy's weights or fresh ones",
+    )
 
 
 class LeagueConfig(_Strict):
@@ -78,48 +96,76 @@ class LeagueConfig(_Strict):
     snapshot_weight: float = Field(default=0.0, ge=0, le=1e6, description="share of games against frozen snapshots")
     snapshot_every: int = Field(default=10, gt=0, description="iterations between snapshots of the learner")
     snapshot_pool: int = Field(default=8, gt=0, le=MAX_SNAPSHOTS, description="snapshots kept (the oldest is dropped)")
-    snapshot_slots: int = Field(default=2, gt=0, le=MAX_SNAPSHOTS,
-                                description="blocks of games playing snapshots, one snapshot each")
+    snapshot_slots: int = Field(
+        default=2, gt=0, le=MAX_SNAPSHOTS, description="blocks of games playing snapshots, one snapshot each"
+    )
     sampling: Literal["uniform", "pfsp"] = Field(
-        default="uniform", description="how a slot draws its snapshot: uniformly, or prioritized fictitious "
-        "self-play (weight (1 - learner's win rate against it) ** pfsp_power)")
+        default="uniform",
+        description="how a slot draws its snapshot: uniformly, or prioritized fictitious "
+        "self-play (weight (1 - learner's win rate against it) ** pfsp_power)",
+    )
     pfsp_power: float = Field(default=2.0, ge=0, description="PFSP exponent: higher plays the hardest snapshots more")
-    fast_compile: bool = Field(default=False, description="compile with XLA backend optimisation 0: "
-                               "compiles several times faster, runs slower (smoke runs)")
-    anneal_lr: bool = Field(default=False, description="decay algo.learning_rate linearly to 0 over "
-                            "total_timesteps (CleanRL's anneal_lr)")
+    fast_compile: bool = Field(
+        default=False,
+        description="compile with XLA backend optimisation 0: compiles several times faster, runs slower (smoke runs)",
+    )
+    anneal_lr: bool = Field(
+        default=False, description="decay algo.learning_rate linearly to 0 over total_timesteps (CleanRL's anneal_lr)"
+    )
     privileged_critic: bool = Field(
-        default=False, description="the critic, used only in training, also reads the opponent's observation "
+        default=False,
+        description="the critic, used only in training, also reads the opponent's observation "
         "(their hand included): an asymmetric actor-critic. The actor, the policy that plays and is exported, "
-        "reads only its own observation (R7.3)")
+        "reads only its own observation (R7.3)",
+    )
     decision_share: float = Field(
-        default=1.0, gt=0, le=1, description="the update's room for the learner's decisions, as a share of each "
+        default=1.0,
+        gt=0,
+        le=1,
+        description="the update's room for the learner's decisions, as a share of each "
         "minibatch's env steps: below 1 the update reads only the learner's decisions (the opponent's steps weigh "
         "0 anyway) and runs that much faster; a rollout with more decisions than the room drops the excess at "
-        "random (progress.csv: decisions_dropped). 1: every env step, as before")
+        "random (progress.csv: decisions_dropped). 1: every env step, as before",
+    )
     init_actor: str | None = Field(
-        default=None, description="warm start: an agent spec that plays a tacocat-mlp-v1 policy file (champion, "
+        default=None,
+        description="warm start: an agent spec that plays a tacocat-mlp-v1 policy file (champion, "
         "league:path=..., rllib:path=...) whose network the learner's actor starts as; the file must be trained for "
         "these rules and have algo.net_arch's hidden layers and algo.activation (set them to the file's). The critic "
-        "starts fresh (see critic_warmup). None: a fresh actor (orthogonal init)")
+        "starts fresh (see critic_warmup). None: a fresh actor (orthogonal init)",
+    )
     critic_warmup: int = Field(
-        default=0, ge=0, le=MAX_CRITIC_WARMUP, description="iterations at the start of the run that train the "
+        default=0,
+        ge=0,
+        le=MAX_CRITIC_WARMUP,
+        description="iterations at the start of the run that train the "
         "critic only, the actor frozen, on rollouts against the league (with init_actor, a critic that knows the "
         "actor's values before PPO moves the actor). They play env steps like any iteration, count toward "
-        "total_timesteps and are marked critic_warmup=1 in progress.csv. 0: none, as before")
-    magnet: MagnetConfig | None = Field(default=None, description="a KL penalty toward a magnet policy (MMD); None: "
-                                        "none, as before")
+        "total_timesteps and are marked critic_warmup=1 in progress.csv. 0: none, as before",
+    )
+    magnet: MagnetConfig | None = Field(
+        default=None, description="a KL penalty toward a magnet policy (MMD); None: none, as before"
+    )
     ent_coef_final: float | None = Field(
-        default=None, ge=0, le=1e3, description="the entropy bonus's weight at the last PPO iteration, reached "
-        "linearly from algo.ent_coef; None: algo.ent_coef throughout")
-    exploiter: ExploiterConfig | None = Field(default=None, description="a main exploiter whose snapshots join the "
-                                              "pool; None: none, as before")
+        default=None,
+        ge=0,
+        le=1e3,
+        description="the entropy bonus's weight at the last PPO iteration, reached "
+        "linearly from algo.ent_coef; None: algo.ent_coef throughout",
+    )
+    exploiter: ExploiterConfig | None = Field(
+        default=None, description="a main exploiter whose snapshots join the pool; None: none, as before"
+    )
     devices: int = Field(
-        default=1, ge=1, le=MAX_DEVICES, description="JAX devices the league trains on, data parallel "
+        default=1,
+        ge=1,
+        le=MAX_DEVICES,
+        description="JAX devices the league trains on, data parallel "
         "(docs/SCALING.md): each plays n_envs / devices games, its share of every block of the mixture, and "
         "computes its share of every minibatch; the gradients are summed over the devices. The run equals the "
         "one-device run to float rounding. Every device of every process (jax.distributed) counts; on CPU, "
-        "`tacocat train --devices N` splits the host into N XLA devices. 1: JAX's default device, as before")
+        "`tacocat train --devices N` splits the host into N XLA devices. 1: JAX's default device, as before",
+    )
 
 
 class LeagueExperiment(ExperimentBase):
@@ -153,26 +199,37 @@ class LeagueExperiment(ExperimentBase):
         check_rollout(self, self.n_envs, "n_envs", "algo.batch_size")
         league = self.league
         if league.decision_share < 1 and math.ceil(league.decision_share * self.algo.batch_size) < 2:
-            raise ValueError(f"league.decision_share: {league.decision_share} x algo.batch_size "
-                             f"{self.algo.batch_size} leaves minibatches of fewer than 2 decisions "
-                             "(their normalised advantage is NaN)")
+            raise ValueError(
+                f"league.decision_share: {league.decision_share} x algo.batch_size "
+                f"{self.algo.batch_size} leaves minibatches of fewer than 2 decisions "
+                "(their normalised advantage is NaN)"
+            )
         if league.exploiter is not None:
             check_exploiter(self)
         iterations = self.iterations
         if league.critic_warmup >= iterations:
-            raise ValueError(f"league.critic_warmup: {league.critic_warmup} warm-up iterations leave no PPO iteration "
-                             f"of the run's {iterations} (total_timesteps {self.total_timesteps:,} at "
-                             f"{self.steps_per_iteration:,} env steps per iteration)")
-        blocks = split_rows(self.n_envs, league.selfplay_weight, league.snapshot_weight, league.snapshot_slots,
-                            [o.weight for o in self.opponents])
+            raise ValueError(
+                f"league.critic_warmup: {league.critic_warmup} warm-up iterations leave no PPO iteration "
+                f"of the run's {iterations} (total_timesteps {self.total_timesteps:,} at "
+                f"{self.steps_per_iteration:,} env steps per iteration)"
+            )
+        blocks = split_rows(
+            self.n_envs,
+            league.selfplay_weight,
+            league.snapshot_weight,
+            league.snapshot_slots,
+            [o.weight for o in self.opponents],
+        )
         if league.devices > 1:
             check_devices_split(self, blocks)
         needed = league_memory_bytes(self)
         if needed > MAX_LEAGUE_MEMORY_BYTES:
-            raise ValueError(f"the league needs about {needed / 2**30:.1f} GiB for its rollout, environments and "
-                             f"parameters (n_envs {self.n_envs}, algo.n_steps {self.algo.n_steps}, league.snapshot_pool "
-                             f"{league.snapshot_pool}, algo.net_arch {self.algo.net_arch}), over the limit of "
-                             f"{MAX_LEAGUE_MEMORY_BYTES / 2**30:.0f} GiB")
+            raise ValueError(
+                f"the league needs about {needed / 2**30:.1f} GiB for its rollout, environments and "
+                f"parameters (n_envs {self.n_envs}, algo.n_steps {self.algo.n_steps}, league.snapshot_pool "
+                f"{league.snapshot_pool}, algo.net_arch {self.algo.net_arch}), over the limit of "
+                f"{MAX_LEAGUE_MEMORY_BYTES / 2**30:.0f} GiB"
+            )
         return self
 
 
@@ -182,11 +239,14 @@ def check_rollout(config: LeagueExperiment, games: int, field: str, blamed: str)
     split's message names `blamed`."""
     rollout = games * config.algo.n_steps
     if rollout > MAX_ROLLOUT_STEPS:
-        raise ValueError(f"{field} x algo.n_steps = {rollout:,} env steps per rollout is over the limit of "
-                         f"{MAX_ROLLOUT_STEPS:,}")
+        raise ValueError(
+            f"{field} x algo.n_steps = {rollout:,} env steps per rollout is over the limit of {MAX_ROLLOUT_STEPS:,}"
+        )
     if rollout % config.algo.batch_size:
-        raise ValueError(f"{blamed}: a rollout of {field} x algo.n_steps = {rollout} steps does not split into "
-                         f"minibatches of {config.algo.batch_size} (algo.batch_size; choose a divisor of {rollout})")
+        raise ValueError(
+            f"{blamed}: a rollout of {field} x algo.n_steps = {rollout} steps does not split into "
+            f"minibatches of {config.algo.batch_size} (algo.batch_size; choose a divisor of {rollout})"
+        )
 
 
 def check_exploiter(config: LeagueExperiment) -> None:
@@ -196,8 +256,10 @@ def check_exploiter(config: LeagueExperiment) -> None:
     league, exploiter = config.league, config.league.exploiter
     assert exploiter is not None
     if league.snapshot_weight == 0:
-        raise ValueError("league.exploiter: the main policy plays the exploiter's snapshots only through the snapshot "
-                         "pool; give league.snapshot_weight a positive weight")
+        raise ValueError(
+            "league.exploiter: the main policy plays the exploiter's snapshots only through the snapshot "
+            "pool; give league.snapshot_weight a positive weight"
+        )
     check_rollout(config, exploiter.n_envs, "league.exploiter.n_envs", "league.exploiter.n_envs")
     if league.devices > 1:
         raise ValueError("league.exploiter: an exploiter trains on one device; set league.devices to 1")
@@ -210,16 +272,23 @@ def check_devices_split(config: LeagueExperiment, blocks: list) -> None:
 
     devices, league = config.league.devices, config.league
     if config.n_envs % devices:
-        raise ValueError(f"league.devices: n_envs {config.n_envs} does not split over {devices} devices (choose a "
-                         f"multiple of {devices})")
+        raise ValueError(
+            f"league.devices: n_envs {config.n_envs} does not split over {devices} devices (choose a "
+            f"multiple of {devices})"
+        )
     if any(b.rows % devices for b in blocks):
         raise ValueError(block_split_error(blocks, devices, even_n_envs(config)))
     slots = math.ceil(league.decision_share * config.algo.batch_size) if league.decision_share < 1 else 0
     if config.algo.batch_size % devices or slots % devices:
-        what = (f"league.decision_share x algo.batch_size = {slots} decision slots" if slots % devices
-                else f"algo.batch_size {config.algo.batch_size}")
-        raise ValueError(f"league.devices: each device computes 1/{devices} of every minibatch; {what} does not split "
-                         f"over {devices} devices")
+        what = (
+            f"league.decision_share x algo.batch_size = {slots} decision slots"
+            if slots % devices
+            else f"algo.batch_size {config.algo.batch_size}"
+        )
+        raise ValueError(
+            f"league.devices: each device computes 1/{devices} of every minibatch; {what} does not split "
+            f"over {devices} devices"
+        )
 
 
 def even_n_envs(config: LeagueExperiment, tries: int = 4096) -> int | None:
@@ -233,8 +302,13 @@ def even_n_envs(config: LeagueExperiment, tries: int = 4096) -> int | None:
         if n % devices:
             continue
         try:
-            blocks = split_rows(n, league.selfplay_weight, league.snapshot_weight, league.snapshot_slots,
-                                [o.weight for o in config.opponents])
+            blocks = split_rows(
+                n,
+                league.selfplay_weight,
+                league.snapshot_weight,
+                league.snapshot_slots,
+                [o.weight for o in config.opponents],
+            )
         except ValueError:
             continue
         if not any(b.rows % devices for b in blocks):
@@ -251,8 +325,10 @@ def check_init_actor(spec: str, config: LeagueExperiment) -> None:
 
     name, _ = parse_spec(spec)
     if name not in POLICY_FILE_AGENTS:
-        raise ValueError(f"league.init_actor: agent {name!r} has no network to start from; init_actor takes an agent "
-                         f"that plays a policy file: {', '.join(POLICY_FILE_AGENTS)}")
+        raise ValueError(
+            f"league.init_actor: agent {name!r} has no network to start from; init_actor takes an agent "
+            f"that plays a policy file: {', '.join(POLICY_FILE_AGENTS)}"
+        )
     try:
         _, agent = check_ported(spec, config.rules_config)
     except ValueError as err:
@@ -261,9 +337,11 @@ def check_init_actor(spec: str, config: LeagueExperiment) -> None:
     hidden = [int(weight.shape[0]) for weight, _ in agent.layers[:-1]]
     activation = agent.meta["activation"]
     if hidden != list(config.algo.net_arch) or activation != config.algo.activation:
-        raise ValueError(f"league.init_actor: {agent.path} has hidden layers {hidden} and activation {activation}; "
-                         f"algo.net_arch is {list(config.algo.net_arch)} and algo.activation {config.algo.activation}: "
-                         "set them to the file's")
+        raise ValueError(
+            f"league.init_actor: {agent.path} has hidden layers {hidden} and activation {activation}; "
+            f"algo.net_arch is {list(config.algo.net_arch)} and algo.activation {config.algo.activation}: "
+            "set them to the file's"
+        )
 
 
 def league_memory_bytes(config: LeagueExperiment) -> int:
@@ -292,4 +370,3 @@ def league_memory_bytes(config: LeagueExperiment) -> int:
     params = mlp([obs, *hidden, actions]) + mlp([critic_in, *hidden, 1])
     learners = 2 if league.exploiter is not None else 1  # each: params, gradient, Adam's two moments
     return rollout + environments + 4 * params * (4 * learners + league.snapshot_pool)
-

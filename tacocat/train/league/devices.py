@@ -85,8 +85,13 @@ class RowLayout:
     @property
     def physical(self) -> np.ndarray:
         """The logical (one-device) row of each physical row (device-major)."""
-        return np.concatenate([b.start + np.arange(d * b.rows // self.devices, (d + 1) * b.rows // self.devices)
-                               for d in range(self.devices) for b in self.blocks])
+        return np.concatenate(
+            [
+                b.start + np.arange(d * b.rows // self.devices, (d + 1) * b.rows // self.devices)
+                for d in range(self.devices)
+                for b in self.blocks
+            ]
+        )
 
     @property
     def logical(self) -> np.ndarray:
@@ -104,7 +109,7 @@ class RowLayout:
         """This device's rows of a per-row draw `x` made for the whole batch (logical order)."""
         if self.devices == 1:
             return x
-        return jnp.concatenate([self.mine_of_block(x[b.start:b.stop], b) for b in self.blocks])
+        return jnp.concatenate([self.mine_of_block(x[b.start : b.stop], b) for b in self.blocks])
 
     def gathered(self, x: jax.Array, axis: int) -> jax.Array:
         """Every device's rows (on `axis`) of a per-row array, in logical order, on every device."""
@@ -122,10 +127,15 @@ def block_split_error(blocks: Sequence[Block], devices: int, suggestion: int | N
     """The one line that refuses a mixture whose blocks do not split over `devices`; with
     `suggestion`, an `n_envs` whose blocks do."""
     names = ", ".join(f"{b.kind} {b.index} ({b.rows} games)" for b in blocks if b.rows % devices)
-    hint = (f"n_envs {suggestion} does (with algo.batch_size a divisor of its rollout)" if suggestion else
-            f"choose n_envs so that every block's games are a multiple of {devices}")
-    return (f"league.devices: {devices} devices must share every block of the league's mixture evenly; "
-            f"{names} does not split into {devices}: {hint}")
+    hint = (
+        f"n_envs {suggestion} does (with algo.batch_size a divisor of its rollout)"
+        if suggestion
+        else f"choose n_envs so that every block's games are a multiple of {devices}"
+    )
+    return (
+        f"league.devices: {devices} devices must share every block of the league's mixture evenly; "
+        f"{names} does not split into {devices}: {hint}"
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -145,10 +155,14 @@ def check_devices(devices: int) -> None:
     have = jax.device_count()
     if devices > have or (jax.process_count() > 1 and devices != have):
         where = f"{jax.process_count()} processes" if jax.process_count() > 1 else "this process"
-        hint = (f"; on CPU, start with XLA_FLAGS={HOST_DEVICES_FLAG}={devices} (tacocat train --devices {devices} "
-                "sets it)" if jax.default_backend() == "cpu" and jax.process_count() == 1 else "")
-        raise ValueError(f"league.devices is {devices}, but JAX has {have} {jax.default_backend()} device(s) in "
-                         f"{where}{hint}")
+        hint = (
+            f"; on CPU, start with XLA_FLAGS={HOST_DEVICES_FLAG}={devices} (tacocat train --devices {devices} sets it)"
+            if jax.default_backend() == "cpu" and jax.process_count() == 1
+            else ""
+        )
+        raise ValueError(
+            f"league.devices is {devices}, but JAX has {have} {jax.default_backend()} device(s) in {where}{hint}"
+        )
 
 
 def make_mesh(devices: int) -> Mesh:

@@ -34,13 +34,16 @@ def init_mlp(key: jax.Array, sizes: list[int], last_gain: float) -> list[tuple[j
     return layers
 
 
-def init_params(key: jax.Array, obs_size: int, n_actions: int, hidden: list[int],
-                critic_size: int | None = None) -> Params:
+def init_params(
+    key: jax.Array, obs_size: int, n_actions: int, hidden: list[int], critic_size: int | None = None
+) -> Params:
     """Actor (`obs_size` inputs) and critic (`critic_size` inputs, default `obs_size`; twice
     that for the privileged critic, which also reads the opponent's observation)."""
     actor_key, critic_key = jax.random.split(key)
-    return {"actor": init_mlp(actor_key, [obs_size, *hidden, n_actions], 0.01),
-            "critic": init_mlp(critic_key, [critic_size or obs_size, *hidden, 1], 1.0)}
+    return {
+        "actor": init_mlp(actor_key, [obs_size, *hidden, n_actions], 0.01),
+        "critic": init_mlp(critic_key, [critic_size or obs_size, *hidden, 1], 1.0),
+    }
 
 
 def mlp(layers: list[tuple[jax.Array, jax.Array]], x: jax.Array, activation: str) -> jax.Array:
@@ -52,7 +55,9 @@ def mlp(layers: list[tuple[jax.Array, jax.Array]], x: jax.Array, activation: str
     return x
 
 
-def masked_logits(actor: list[tuple[jax.Array, jax.Array]], obs: jax.Array, mask: jax.Array, activation: str) -> jax.Array:
+def masked_logits(
+    actor: list[tuple[jax.Array, jax.Array]], obs: jax.Array, mask: jax.Array, activation: str
+) -> jax.Array:
     return jnp.where(mask, mlp(actor, obs, activation), MASKED_LOGIT)
 
 
@@ -75,7 +80,9 @@ def actor_layers(params: Params, scale: np.ndarray) -> list[tuple[np.ndarray, np
     return [(weight.T.copy(), bias) for weight, bias in layers]
 
 
-def actor_from_layers(layers: list[tuple[np.ndarray, np.ndarray]], scale: np.ndarray) -> list[tuple[jax.Array, jax.Array]]:
+def actor_from_layers(
+    layers: list[tuple[np.ndarray, np.ndarray]], scale: np.ndarray
+) -> list[tuple[jax.Array, jax.Array]]:
     """The inverse of `actor_layers`: a policy file's layers (weight (out, in), reading raw
     observations) as the actor's (in, out) float32 pairs reading scaled ones, the input `scale`
     taken out of the first layer again (exact up to float32 rounding)."""

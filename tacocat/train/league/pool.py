@@ -41,7 +41,7 @@ class SnapshotPool:
         if sampling == "uniform":
             weights = np.ones(self.filled)
         else:
-            rate = (np.array(self.wins[:self.filled]) + 1) / (np.array(self.games[:self.filled]) + 2)
+            rate = (np.array(self.wins[: self.filled]) + 1) / (np.array(self.games[: self.filled]) + 2)
             weights = (1 - rate) ** power + 1e-6
         return rng.choice(self.filled, size=slots, p=weights / weights.sum()).astype(np.int32)
 
@@ -49,8 +49,8 @@ class SnapshotPool:
         for block in blocks:
             if block.kind == "snapshot":
                 slot = int(snapshot_ids[block.index])
-                self.games[slot] += int(games[block.start:block.stop].sum())
-                self.wins[slot] += int(wins[block.start:block.stop].sum())
+                self.games[slot] += int(games[block.start : block.stop].sum())
+                self.wins[slot] += int(wins[block.start : block.stop].sum())
 
     def bookkeeping(self) -> dict[str, Any]:
         return {"filled": self.filled, "next_slot": self.next_slot, "games": self.games, "wins": self.wins}

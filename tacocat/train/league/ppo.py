@@ -172,6 +172,7 @@ def learner_advantages(traj: Transition, last_value: jax.Array, gamma: float, ga
     next decision in the same game; a game that ends cuts the sum and the bootstrap. Scanned
     backwards; `last_value` bootstraps the last decision of each row if its game goes on.
     """
+
     def back(carry: tuple, t: Transition) -> tuple[tuple, jax.Array]:
         reward_sum, next_value, next_gae = carry
         # the game ended at this step: what the carry holds belongs to the next game
@@ -179,8 +180,11 @@ def learner_advantages(traj: Transition, last_value: jax.Array, gamma: float, ga
         reward_sum = reward_sum + t.reward
         delta = reward_sum + gamma * next_value - t.value
         gae = delta + gamma * gae_lambda * next_gae
-        carry = (jnp.where(t.learner_turn, 0.0, reward_sum), jnp.where(t.learner_turn, t.value, next_value),
-                 jnp.where(t.learner_turn, gae, next_gae))
+        carry = (
+            jnp.where(t.learner_turn, 0.0, reward_sum),
+            jnp.where(t.learner_turn, t.value, next_value),
+            jnp.where(t.learner_turn, gae, next_gae),
+        )
         return carry, jnp.where(t.learner_turn, gae, 0.0)
 
     zeros = jnp.zeros_like(last_value)
@@ -204,9 +208,16 @@ def pack_learner_decisions(data: tuple, slots: int, key: jax.Array) -> tuple[tup
     return (traj, *rest), jnp.maximum(count - slots, 0)
 
 
-def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics: Sequence[Policy],
-                   obs_scale: np.ndarray, compiler_options: dict | None = None,
-                   critic_only: bool = False, mesh: jax.sharding.Mesh | None = None) -> Callable[..., tuple]:
+def make_iteration(
+    env: Any,
+    s: PPOSettings,
+    blocks: Sequence[Block],
+    heuristics: Sequence[Policy],
+    obs_scale: np.ndarray,
+    compiler_options: dict | None = None,
+    critic_only: bool = False,
+    mesh: jax.sharding.Mesh | None = None,
+) -> Callable[..., tuple]:
     """The jitted iteration; `pool` is the snapshot pool (params stacked on a leading axis) and
     `snapshot_ids` the pool index each snapshot slot plays this iteration. The networks see
     observations times `obs_scale` (`network.input_scale`); the fixed opponents (`heuristics`:
@@ -236,9 +247,17 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
     n_minibatches = s.n_envs * s.n_steps // s.minibatch_size
     update_size = s.decision_slots or s.n_envs * s.n_steps  # entries the epochs shuffle and split
 
-    def opponent_actions(pool: Params, snapshot_ids: jax.Array, obs: jax.Array, net_obs: jax.Array,
-                         mask: jax.Array, opponent_floor: jax.Array, learner_action: jax.Array,
-                         learner_turn: jax.Array, key: jax.Array) -> jax.Array:
+    def opponent_actions(
+        pool: Params,
+        snapshot_ids: jax.Array,
+        obs: jax.Array,
+        net_obs: jax.Array,
+        mask: jax.Array,
+        opponent_floor: jax.Array,
+        learner_action: jax.Array,
+        learner_turn: jax.Array,
+        key: jax.Array,
+    ) -> jax.Array:
         """Each block's opponent on its own rows (static slices): snapshots read the scaled
         observations `net_obs`, heuristics the raw ones. Where the learner is to act, the
         heuristics get an empty mask: their action there is not used, and an empty mask spares
@@ -247,18 +266,18 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         computed exactly as before."""
         parts = []
         for whole, block, block_key in zip(blocks, local_blocks, jax.random.split(key, len(blocks)), strict=True):
-            o, m = obs[block.start:block.stop], mask[block.start:block.stop]
+            o, m = obs[block.start : block.stop], mask[block.start : block.stop]
             if block.kind == "self":  # the current policy: its sampled action, already computed
-                parts.append(learner_action[block.start:block.stop])
+                parts.append(learner_action[block.start : block.stop])
             elif block.kind == "snapshot":
                 actor = jax.tree.map(lambda leaf: leaf[snapshot_ids[block.index]], pool["actor"])  # noqa: B023 (map calls it at once)
                 u = layout.mine_of_block(jax.random.uniform(block_key, (whole.rows,)), whole)
-                parts.append(sample(u, masked_logits(actor, net_obs[block.start:block.stop], m, s.activation), m)[0])
+                parts.append(sample(u, masked_logits(actor, net_obs[block.start : block.stop], m, s.activation), m)[0])
             else:
                 policy = jax.vmap(heuristics[block.index])
-                idle = learner_turn[block.start:block.stop, None]
+                idle = learner_turn[block.start : block.stop, None]
                 keys = layout.mine_of_block(jax.random.split(block_key, whole.rows), whole)
-                parts.append(policy(o, m & ~idle, keys, opponent_floor[block.start:block.stop]))
+                parts.append(policy(o, m & ~idle, keys, opponent_floor[block.start : block.stop]))
         return jnp.concatenate(parts)
 
     # -- 1. rollout ----------------------------------------------------------------------
@@ -273,8 +292,9 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         # at the learner's decisions: the opponent's observation (privileged critic)
         extra = critic_extra(observe, state, 1 - actor, scale, s.privileged_critic)
         learner_turn = actor == seat
-        opp_action = opponent_actions(pool, snapshot_ids, obs, net_obs, mask, floor[rows, 1 - actor], learner_action,
-                                      learner_turn, opp_key)
+        opp_action = opponent_actions(
+            pool, snapshot_ids, obs, net_obs, mask, floor[rows, 1 - actor], learner_action, learner_turn, opp_key
+        )
         action = jnp.where(learner_turn, learner_action, opp_action)
         rounds_played = state.rounds_played
         state = step(state, action, layout.mine(jax.random.split(env_key, s.n_envs)))
@@ -288,7 +308,9 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
             next_seat = layout.mine(jax.random.bernoulli(seat_key, 0.5, (s.n_envs,))).astype(jnp.int32)
         seat = jnp.where(done, next_seat, seat)
         learner_value = critic_value(params["critic"], net_obs, extra, s.activation)
-        transition = Transition(net_obs, mask, learner_action, log_prob, learner_value, reward, done, learner_turn, extra)
+        transition = Transition(
+            net_obs, mask, learner_action, log_prob, learner_value, reward, done, learner_turn, extra
+        )
         return (params, pool, snapshot_ids, state, seat, floor, key), (transition, done, won)
 
     # -- 2. credit (learner_advantages, above) and 3. update -------------------------------
@@ -297,8 +319,9 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
             return uniform_log_probs(batch.mask)
         return jax.nn.log_softmax(masked_logits(magnet, batch.obs, batch.mask, s.activation))
 
-    def loss_fn(params: Params, batch: Transition, adv: jax.Array, ret: jax.Array, magnet: Any,
-                coefs: Coefficients) -> tuple[jax.Array, dict]:
+    def loss_fn(
+        params: Params, batch: Transition, adv: jax.Array, ret: jax.Array, magnet: Any, coefs: Coefficients
+    ) -> tuple[jax.Array, dict]:
         w = batch.learner_turn.astype(jnp.float32)
         n = jnp.maximum(layout.total(w), 1.0)
 
@@ -338,8 +361,9 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         params, opt_state = carry
         mb = (*mb, *fixed)
         if critic_only:  # the actor frozen: the loss's gradient with respect to the critic alone
-            grads, info = summed(jax.grad(lambda critic: loss_fn({**params, "critic": critic}, *mb), has_aux=True)(
-                params["critic"]))
+            grads, info = summed(
+                jax.grad(lambda critic: loss_fn({**params, "critic": critic}, *mb), has_aux=True)(params["critic"])
+            )
             updates, opt_state = optimizer.update(grads, opt_state, params["critic"])
             return ({**params, "critic": optax.apply_updates(params["critic"], updates)}, opt_state), info
         grads, info = summed(jax.grad(loss_fn, has_aux=True)(params, *mb))
@@ -350,14 +374,16 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
         order = jax.random.permutation(key, update_size)
         if layout.devices == 1:
             shuffled = jax.tree.map(
-                lambda x: x[order].reshape(n_minibatches, update_size // n_minibatches, *x.shape[1:]), data)
+                lambda x: x[order].reshape(n_minibatches, update_size // n_minibatches, *x.shape[1:]), data
+            )
         else:  # this device's part of every minibatch
             mine = order.reshape(n_minibatches, layout.devices, -1)[:, jax.lax.axis_index(AXIS)]
             shuffled = jax.tree.map(lambda x: x[mine], data)
         return jax.lax.scan(lambda c, mb: update_minibatch(c, mb, fixed), carry, shuffled)
 
-    def iteration(runner: Runner, pool: Params, snapshot_ids: jax.Array, coefs: Coefficients,
-                  critic_opt_state: Any = None) -> tuple:
+    def iteration(
+        runner: Runner, pool: Params, snapshot_ids: jax.Array, coefs: Coefficients, critic_opt_state: Any = None
+    ) -> tuple:
         params, opt_state, state, seat, floor, key, magnet = runner
         carry = (params, pool, snapshot_ids, state, seat, floor, key)
         (_, _, _, state, seat, floor, key), (traj, done, won) = jax.lax.scan(env_step, carry, None, length=s.n_steps)
@@ -374,8 +400,10 @@ def make_iteration(env: Any, s: PPOSettings, blocks: Sequence[Block], heuristics
             flat, dropped = pack_learner_decisions(flat, s.decision_slots, pack_key)
         trained = critic_opt_state if critic_only else opt_state
         (params, trained), info = jax.lax.scan(
-            lambda c, k: update_epoch(c, k, flat, (magnet, coefs)), (params, trained),
-            jax.random.split(epoch_key, s.n_epochs))
+            lambda c, k: update_epoch(c, k, flat, (magnet, coefs)),
+            (params, trained),
+            jax.random.split(epoch_key, s.n_epochs),
+        )
         metrics = {name: x.mean() for name, x in info.items()}
         metrics["learner_steps"] = layout.total(traj.learner_turn)
         metrics["decisions_dropped"] = dropped

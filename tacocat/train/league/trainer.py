@@ -76,13 +76,24 @@ def ppo_settings(config: LeagueExperiment) -> PPOSettings:
     iterations = config.iterations - config.league.critic_warmup
     updates = iterations * algo.n_epochs * (config.n_envs * algo.n_steps // algo.batch_size)
     return PPOSettings(
-        n_envs=config.n_envs, n_steps=algo.n_steps, minibatch_size=algo.batch_size, n_epochs=algo.n_epochs,
-        learning_rate=algo.learning_rate, gamma=algo.gamma, gae_lambda=algo.gae_lambda, clip_range=algo.clip_range,
-        vf_coef=algo.vf_coef, max_grad_norm=algo.max_grad_norm,
-        hidden=tuple(algo.net_arch), activation=algo.activation, learner_seat=config.learner_seat,
-        anneal_updates=updates if config.league.anneal_lr else 0, privileged_critic=config.league.privileged_critic,
+        n_envs=config.n_envs,
+        n_steps=algo.n_steps,
+        minibatch_size=algo.batch_size,
+        n_epochs=algo.n_epochs,
+        learning_rate=algo.learning_rate,
+        gamma=algo.gamma,
+        gae_lambda=algo.gae_lambda,
+        clip_range=algo.clip_range,
+        vf_coef=algo.vf_coef,
+        max_grad_norm=algo.max_grad_norm,
+        hidden=tuple(algo.net_arch),
+        activation=algo.activation,
+        learner_seat=config.learner_seat,
+        anneal_updates=updates if config.league.anneal_lr else 0,
+        privileged_critic=config.league.privileged_critic,
         decision_slots=decision_slots(config),
-        magnet=config.league.magnet.kind if config.league.magnet is not None else "none")
+        magnet=config.league.magnet.kind if config.league.magnet is not None else "none",
+    )
 
 
 def linear(start: float, final: float | None, step: int, steps: int) -> float:
@@ -116,8 +127,13 @@ def decision_slots(config: LeagueExperiment, n_envs: int | None = None) -> int:
 
 def blocks_of(config: LeagueExperiment) -> list[Block]:
     league = config.league
-    return split_rows(config.n_envs, league.selfplay_weight, league.snapshot_weight, league.snapshot_slots,
-                      [o.weight for o in config.opponents])
+    return split_rows(
+        config.n_envs,
+        league.selfplay_weight,
+        league.snapshot_weight,
+        league.snapshot_slots,
+        [o.weight for o in config.opponents],
+    )
 
 
 def build(config: LeagueExperiment, critic_only: bool = False) -> tuple[Any, PPOSettings, Any]:
@@ -131,15 +147,30 @@ def build(config: LeagueExperiment, critic_only: bool = False) -> tuple[Any, PPO
     specs = tuple(o.agent for o in config.opponents)
     iteration_settings = dataclasses.replace(settings, anneal_updates=0) if critic_only else settings
     devices = config.league.devices
-    key = (json.dumps(config.rules_config.canonical_dict(), sort_keys=True), iteration_settings, tuple(blocks), specs,
-           tuple(opponent_digest(spec) for spec in specs), config.league.fast_compile, critic_only, devices)
+    key = (
+        json.dumps(config.rules_config.canonical_dict(), sort_keys=True),
+        iteration_settings,
+        tuple(blocks),
+        specs,
+        tuple(opponent_digest(spec) for spec in specs),
+        config.league.fast_compile,
+        critic_only,
+        devices,
+    )
     if key not in _COMPILED:
         opponents = [make_opponent(spec, config.rules_config) for spec in specs]
         scale = input_scale(compile_rules(env.config))
         mesh = make_mesh(devices) if devices > 1 else None
-        _COMPILED[key] = make_iteration(env, iteration_settings, blocks, opponents, scale,
-                                        _FAST_COMPILE if config.league.fast_compile else None, critic_only=critic_only,
-                                        mesh=mesh)
+        _COMPILED[key] = make_iteration(
+            env,
+            iteration_settings,
+            blocks,
+            opponents,
+            scale,
+            _FAST_COMPILE if config.league.fast_compile else None,
+            critic_only=critic_only,
+            mesh=mesh,
+        )
     return env, settings, _COMPILED[key]
 
 
@@ -148,8 +179,13 @@ def exploiter_settings(config: LeagueExperiment) -> PPOSettings:
     without a magnet (it best-responds; `league.exploiter`)."""
     exploiter = config.league.exploiter
     assert exploiter is not None
-    return dataclasses.replace(ppo_settings(config), n_envs=exploiter.n_envs, anneal_updates=0, magnet="none",
-                               decision_slots=decision_slots(config, exploiter.n_envs))
+    return dataclasses.replace(
+        ppo_settings(config),
+        n_envs=exploiter.n_envs,
+        anneal_updates=0,
+        magnet="none",
+        decision_slots=decision_slots(config, exploiter.n_envs),
+    )
 
 
 def build_exploiter(config: LeagueExperiment) -> Any:
@@ -160,12 +196,18 @@ def build_exploiter(config: LeagueExperiment) -> Any:
     env = TacocatBatch(config.rules_config)
     settings = exploiter_settings(config)
     blocks = (Block("snapshot", 0, 0, settings.n_envs),)
-    key = (json.dumps(config.rules_config.canonical_dict(), sort_keys=True), settings, blocks, "exploiter",
-           config.league.fast_compile)
+    key = (
+        json.dumps(config.rules_config.canonical_dict(), sort_keys=True),
+        settings,
+        blocks,
+        "exploiter",
+        config.league.fast_compile,
+    )
     if key not in _COMPILED:
         scale = input_scale(compile_rules(env.config))
-        _COMPILED[key] = make_iteration(env, settings, blocks, [], scale,
-                                        _FAST_COMPILE if config.league.fast_compile else None)
+        _COMPILED[key] = make_iteration(
+            env, settings, blocks, [], scale, _FAST_COMPILE if config.league.fast_compile else None
+        )
     return _COMPILED[key]
 
 
@@ -188,9 +230,16 @@ def export_policy(params: Params, path: Path, config: LeagueExperiment, timestep
     from tacocat.agents.policy_file import save_policy
 
     scale = input_scale(compile_rules(config.rules_config))
-    return save_policy(path, actor_layers(params, scale), activation=config.algo.activation,
-                       rules_config=config.rules_config, algorithm=LEAGUE_ALGORITHM, experiment=config.name,
-                       seed=config.seed, timesteps=timesteps)
+    return save_policy(
+        path,
+        actor_layers(params, scale),
+        activation=config.algo.activation,
+        rules_config=config.rules_config,
+        algorithm=LEAGUE_ALGORITHM,
+        experiment=config.name,
+        seed=config.seed,
+        timesteps=timesteps,
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -213,8 +262,16 @@ def _moved_toward(magnet: Any, actor: Any, rate: jax.Array) -> Any:
 
 class LeagueTrainer:
     progress_fields: tuple[str, ...] = (
-        "learner_steps", "decisions_dropped", "games", "learner_win_rate", "policy_loss", "value_loss", "entropy",
-        "approx_kl", "pool_size")
+        "learner_steps",
+        "decisions_dropped",
+        "games",
+        "learner_win_rate",
+        "policy_loss",
+        "value_loss",
+        "entropy",
+        "approx_kl",
+        "pool_size",
+    )
 
     def __init__(self, config: LeagueExperiment) -> None:
         self.config, self.league = config, config.league
@@ -225,8 +282,9 @@ class LeagueTrainer:
         runner = init_runner(self.env, self.settings, jax.random.key(config.seed))
         if self.league.init_actor is not None:  # warm start; Adam's moments are zeros whatever the weights
             actor = initial_actor(self.league.init_actor, config)
-            runner = runner._replace(params={**runner.params, "actor": actor},
-                                     magnet=None if runner.magnet is None else actor)
+            runner = runner._replace(
+                params={**runner.params, "actor": actor}, magnet=None if runner.magnet is None else actor
+            )
         #: the critic's warm-up: its iteration and its own optimizer state (None without one)
         self.warmup_fn, self.critic_opt = None, None
         if self.league.magnet is not None:
@@ -265,18 +323,29 @@ class LeagueTrainer:
     def _runner_on_devices(self, runner: Runner) -> Runner:
         if self.placement is None:
             return runner
-        return Runner(self._on_devices(runner.params), self._on_devices(runner.opt_state),
-                      self._on_devices(runner.env_state, rows=True), self._on_devices(runner.seat, rows=True),
-                      self._on_devices(runner.floor, rows=True), self._on_devices(runner.key),
-                      self._on_devices(runner.magnet))
+        return Runner(
+            self._on_devices(runner.params),
+            self._on_devices(runner.opt_state),
+            self._on_devices(runner.env_state, rows=True),
+            self._on_devices(runner.seat, rows=True),
+            self._on_devices(runner.floor, rows=True),
+            self._on_devices(runner.key),
+            self._on_devices(runner.magnet),
+        )
 
     def _runner_on_host(self) -> Runner:
         runner = self.runner
         if self.placement is None:
             return runner
-        return Runner(self._on_host(runner.params), self._on_host(runner.opt_state),
-                      self._on_host(runner.env_state, rows=True), self._on_host(runner.seat, rows=True),
-                      self._on_host(runner.floor, rows=True), self._on_host(runner.key), self._on_host(runner.magnet))
+        return Runner(
+            self._on_host(runner.params),
+            self._on_host(runner.opt_state),
+            self._on_host(runner.env_state, rows=True),
+            self._on_host(runner.seat, rows=True),
+            self._on_host(runner.floor, rows=True),
+            self._on_host(runner.key),
+            self._on_host(runner.magnet),
+        )
 
     def params(self) -> Params:
         """The learner's parameters, on the host when they live on several devices."""
@@ -311,16 +380,18 @@ class LeagueTrainer:
         ids = self._on_devices(jnp.asarray(snapshot_ids))
         coefs = self._on_devices(coefficients(self.config, self.iteration))
         if warming:
-            self.runner, self.critic_opt, metrics = self.warmup_fn(self.runner, pool.arrays, ids, coefs,
-                                                                   self.critic_opt)
+            self.runner, self.critic_opt, metrics = self.warmup_fn(
+                self.runner, pool.arrays, ids, coefs, self.critic_opt
+            )
         else:
             self.runner, metrics = self.iteration_fn(self.runner, pool.arrays, ids, coefs)
         metrics = self._on_host(metrics)
         self.iteration += 1
         magnet = league.magnet
         if magnet is not None and magnet.kind == "ema" and self.iteration % magnet.refresh_every == 0:
-            self.runner = self.runner._replace(magnet=_moved_toward(self.runner.magnet, self.runner.params["actor"],
-                                                                    jnp.float32(magnet.ema_rate)))
+            self.runner = self.runner._replace(
+                magnet=_moved_toward(self.runner.magnet, self.runner.params["actor"], jnp.float32(magnet.ema_rate))
+            )
         games, wins = metrics["games_per_row"], metrics["wins_per_row"]
         pool.record(self.blocks, snapshot_ids, games, wins)
         if self.iteration % league.snapshot_every == 0:
@@ -331,10 +402,14 @@ class LeagueTrainer:
                 pool.add(self.exploiter.params)
             if exploiter.reset_every and self.iteration % exploiter.reset_every == 0:
                 self.exploiter = self._exploiter_restarted(self.exploiter, self.iteration // exploiter.reset_every)
-        row = {"learner_steps": int(metrics["learner_steps"]), "decisions_dropped": int(metrics["decisions_dropped"]),
-               "games": int(games.sum()), "learner_win_rate": float(wins.sum() / max(games.sum(), 1)),
-               "pool_size": pool.filled,
-               **{k: float(metrics[k]) for k in ("policy_loss", "value_loss", "entropy", "approx_kl")}}
+        row = {
+            "learner_steps": int(metrics["learner_steps"]),
+            "decisions_dropped": int(metrics["decisions_dropped"]),
+            "games": int(games.sum()),
+            "learner_win_rate": float(wins.sum() / max(games.sum(), 1)),
+            "pool_size": pool.filled,
+            **{k: float(metrics[k]) for k in ("policy_loss", "value_loss", "entropy", "approx_kl")},
+        }
         if league.magnet is not None:
             row["magnet_kl"] = float(metrics["magnet_kl"])
         if league.critic_warmup:
@@ -411,8 +486,12 @@ def session(config: LeagueExperiment, address: str | None) -> Iterator[dict[str,
         if config.league.devices > 1 or distributed.joined() is not None:
             check_devices(config.league.devices)
         distributed.check_same_config(config.to_yaml())
-        yield {"jax_backend": jax.default_backend(), "jax_devices": [str(d) for d in jax.devices()],
-               "jax_processes": jax.process_count(), "process_index": jax.process_index()}
+        yield {
+            "jax_backend": jax.default_backend(),
+            "jax_devices": [str(d) for d in jax.devices()],
+            "jax_processes": jax.process_count(),
+            "process_index": jax.process_index(),
+        }
 
 
 def make_trainer(config: LeagueExperiment, run_dir: Path) -> LeagueTrainer:

@@ -70,7 +70,8 @@ class TacocatMultiAgentEnv(MultiAgentEnv):
         return {agent: self._observe(agent)}, {agent: {}}
 
     def step(  # type: ignore[override]  # RLlib's MultiAgentEnv.step differs from gymnasium.Env's
-        self, action_dict: MultiAgentDict,
+        self,
+        action_dict: MultiAgentDict,
     ) -> tuple[MultiAgentDict, MultiAgentDict, MultiAgentDict, MultiAgentDict, MultiAgentDict]:
         agent = self.aec.agent_selection
         if agent not in action_dict:

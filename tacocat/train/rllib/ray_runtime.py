@@ -24,7 +24,9 @@ def require_ray() -> None:
         import ray  # noqa: F401 (imported to check that it is installed)
         from ray.rllib.algorithms.ppo import PPOConfig  # noqa: F401 (and that RLlib is)
     except ImportError as err:
-        raise RllibSetupError(f"backend 'rllib' needs Ray RLlib ({err}); install it with: pip install -e '.[rllib]'") from None
+        raise RllibSetupError(
+            f"backend 'rllib' needs Ray RLlib ({err}); install it with: pip install -e '.[rllib]'"
+        ) from None
 
 
 def resolve_address(cli_address: str | None, settings: RllibConfig) -> str | None:
@@ -49,8 +51,9 @@ def check_reachable(address: str, timeout_s: float = HANDSHAKE_TIMEOUT_S) -> Non
         return
     parsed = ADDRESS.fullmatch(address)
     if parsed is None or not 0 < int(parsed["port"]) < 65536:
-        raise RllibSetupError(f"Ray address {address!r} must look like host:port (a port of 1 to 65535), "
-                              "ray://host:port or 'auto'")
+        raise RllibSetupError(
+            f"Ray address {address!r} must look like host:port (a port of 1 to 65535), ray://host:port or 'auto'"
+        )
     scheme, port = parsed["scheme"], parsed["port"]
     import grpc
     from ray._private.grpc_utils import init_grpc_channel
@@ -63,10 +66,12 @@ def check_reachable(address: str, timeout_s: float = HANDSHAKE_TIMEOUT_S) -> Non
             ray_client_pb2_grpc.RayletDriverStub(channel).ClusterInfo(ping, timeout=timeout_s)
         else:
             reply = gcs_service_pb2_grpc.NodeInfoGcsServiceStub(channel).GetClusterId(
-                gcs_service_pb2.GetClusterIdRequest(), timeout=timeout_s)
+                gcs_service_pb2.GetClusterIdRequest(), timeout=timeout_s
+            )
             if reply.status.code != 0 or not reply.cluster_id:
-                raise RllibSetupError(f"the Ray cluster at {address} did not give its cluster id "
-                                      f"(status {reply.status.code})")
+                raise RllibSetupError(
+                    f"the Ray cluster at {address} did not give its cluster id (status {reply.status.code})"
+                )
     except grpc.RpcError as err:
         code = err.code()
         if code == grpc.StatusCode.DEADLINE_EXCEEDED:
@@ -76,8 +81,10 @@ def check_reachable(address: str, timeout_s: float = HANDSHAKE_TIMEOUT_S) -> Non
         else:
             why = f"{code.name}: {' '.join(str(err.details()).split())[:200]}"
         port_hint = "the Ray Client port (10001 by default)" if scheme else "the GCS port (6379 by default)"
-        raise RllibSetupError(f"cannot reach the Ray cluster at {address} ({why}); is `ray start --head` running "
-                              f"there, and is {port} {port_hint}?") from None
+        raise RllibSetupError(
+            f"cannot reach the Ray cluster at {address} ({why}); is `ray start --head` running "
+            f"there, and is {port} {port_hint}?"
+        ) from None
     finally:
         channel.close()
 
@@ -95,7 +102,8 @@ def check_resources(settings: RllibConfig, cpus: float, gpus: float, where: str)
         raise RllibSetupError(
             f"{settings.env_runners} env runner(s) x {settings.cpus_per_env_runner:g} CPU + {settings.learners} "
             f"learner(s) need {need_cpus:g} CPUs, but {where} has {cpus:g}; lower rllib.env_runners or "
-            "rllib.cpus_per_env_runner, or join a bigger cluster with --address")
+            "rllib.cpus_per_env_runner, or join a bigger cluster with --address"
+        )
     if need_gpus > gpus:
         raise RllibSetupError(f"rllib.gpus_per_learner asks for {need_gpus:g} GPUs, but {where} has {gpus:g}")
 
@@ -107,11 +115,16 @@ def start_ray(settings: RllibConfig, address: str | None) -> bool:
     if ray.is_initialized():
         return False
     if address is None and settings.num_cpus is not None:  # checked before paying for a start
-        check_resources(settings, settings.num_cpus, float("inf"), f"the local Ray runtime (num_cpus={settings.num_cpus})")
+        check_resources(
+            settings, settings.num_cpus, float("inf"), f"the local Ray runtime (num_cpus={settings.num_cpus})"
+        )
     if address is not None:
         check_reachable(address)
-    ray.init(address=address, num_cpus=settings.num_cpus if address is None else None,
-             include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    ray.init(
+        address=address,
+        num_cpus=settings.num_cpus if address is None else None,
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_level=logging.ERROR,
+    )
     return True
-
-

@@ -50,7 +50,6 @@ def check_agents(config: RllibExperiment) -> None:
             raise RllibSetupError(f"agent {spec!r} in the config: {err}") from None
 
 
-
 # ---------------------------------------------------------------------------------------
 # the algorithm config (one place)
 # ---------------------------------------------------------------------------------------
@@ -92,30 +91,53 @@ def build_algo_config(config: RllibExperiment) -> Any:
 
     settings, algo = config.rllib, config.algo
     opponents = [(o.agent, o.weight) for o in config.opponents] if settings.selfplay_fraction < 1 else []
-    specs = {LEARNER: RLModuleSpec(module_class=MaskedPPOModule, model_config={
-        "fcnet_hiddens": list(algo.net_arch), "fcnet_activation": algo.activation,
-        "head_fcnet_hiddens": [], "vf_share_layers": False})}
+    specs = {
+        LEARNER: RLModuleSpec(
+            module_class=MaskedPPOModule,
+            model_config={
+                "fcnet_hiddens": list(algo.net_arch),
+                "fcnet_activation": algo.activation,
+                "head_fcnet_hiddens": [],
+                "vf_share_layers": False,
+            },
+        )
+    }
     for column, (spec, _) in enumerate(opponents):
-        specs[f"opponent_{column}"] = RLModuleSpec(module_class=FixedAgentModule,
-                                                   model_config={"column": column, "spec": spec})
+        specs[f"opponent_{column}"] = RLModuleSpec(
+            module_class=FixedAgentModule, model_config={"column": column, "spec": spec}
+        )
     return (
         PPOConfig()
         .api_stack(enable_rl_module_and_learner=True, enable_env_runner_and_connector_v2=True)  # RLModule, ConnectorV2
-        .environment(TacocatMultiAgentEnv, env_config={"rules": dict(config.rules),
-                                                       "opponents": [spec for spec, _ in opponents]},
-                     disable_env_checking=True)  # the checker samples unmasked actions
+        .environment(
+            TacocatMultiAgentEnv,
+            env_config={"rules": dict(config.rules), "opponents": [spec for spec, _ in opponents]},
+            disable_env_checking=True,
+        )  # the checker samples unmasked actions
         .framework("torch", torch_compile_learner=False)
-        .env_runners(num_env_runners=settings.env_runners, num_envs_per_env_runner=settings.envs_per_env_runner,
-                     # Ray's resources take fractions of a CPU, whatever RLlib's annotation says
-                     num_cpus_per_env_runner=settings.cpus_per_env_runner)  # type: ignore[arg-type]  # a float
+        .env_runners(
+            num_env_runners=settings.env_runners,
+            num_envs_per_env_runner=settings.envs_per_env_runner,
+            # Ray's resources take fractions of a CPU, whatever RLlib's annotation says
+            num_cpus_per_env_runner=settings.cpus_per_env_runner,
+        )  # type: ignore[arg-type]  # a float
         .learners(num_learners=settings.learners, num_gpus_per_learner=settings.gpus_per_learner)
-        .multi_agent(policies=set(specs), policy_mapping_fn=make_policy_mapping(settings, opponents),
-                     policies_to_train=[LEARNER])
+        .multi_agent(
+            policies=set(specs), policy_mapping_fn=make_policy_mapping(settings, opponents), policies_to_train=[LEARNER]
+        )
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
-        .training(lr=algo.learning_rate, gamma=algo.gamma, lambda_=algo.gae_lambda, clip_param=algo.clip_range,
-                  entropy_coeff=algo.ent_coef, vf_loss_coeff=algo.vf_coef, grad_clip=algo.max_grad_norm,
-                  num_epochs=algo.n_epochs, minibatch_size=algo.batch_size,
-                  train_batch_size_per_learner=settings.train_batch_size)
+        .training(
+            lr=algo.learning_rate,
+            gamma=algo.gamma,
+            lambda_=algo.gae_lambda,
+            clip_param=algo.clip_range,
+            entropy_coeff=algo.ent_coef,
+            vf_loss_coeff=algo.vf_coef,
+            grad_clip=algo.max_grad_norm,
+            num_epochs=algo.n_epochs,
+            minibatch_size=algo.batch_size,
+            train_batch_size_per_learner=settings.train_batch_size,
+        )
         .callbacks(MaskAudit)
         .debugging(seed=config.seed, log_level="ERROR")
         .reporting(metrics_num_episodes_for_smoothing=100)
@@ -133,11 +155,23 @@ def export_policy(module: Any, path: Path, config: RllibExperiment, timesteps: i
     from tacocat.agents.mlp_agent import RLLIB_ALGORITHM
     from tacocat.agents.policy_file import save_policy
 
-    linears = [m for part in (module.encoder.actor_encoder, module.pi) for m in part.modules()
-               if isinstance(m, torch.nn.Linear)]
+    linears = [
+        m
+        for part in (module.encoder.actor_encoder, module.pi)
+        for m in part.modules()
+        if isinstance(m, torch.nn.Linear)
+    ]
     layers = [(layer.weight.detach().cpu().numpy(), layer.bias.detach().cpu().numpy()) for layer in linears]
-    return save_policy(path, layers, activation=config.algo.activation, rules_config=config.rules_config,
-                       algorithm=RLLIB_ALGORITHM, experiment=config.name, seed=config.seed, timesteps=timesteps)
+    return save_policy(
+        path,
+        layers,
+        activation=config.algo.activation,
+        rules_config=config.rules_config,
+        algorithm=RLLIB_ALGORITHM,
+        experiment=config.name,
+        seed=config.seed,
+        timesteps=timesteps,
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -160,21 +194,28 @@ def progress_row(result: dict[str, Any]) -> dict[str, Any]:
         # summed over the seats the learner played: 0 in a self-play episode
         "learner_return_mean": _get(result, "env_runners", "module_episode_returns_mean", LEARNER),
         "episode_len_mean": _get(result, "env_runners", "episode_len_mean"),
-        "policy_loss": learner.get("policy_loss"), "vf_loss": learner.get("vf_loss"),
+        "policy_loss": learner.get("policy_loss"),
+        "vf_loss": learner.get("vf_loss"),
         "entropy": learner.get("entropy"),
         "actions_sent": _get(result, "env_runners", "actions_sent"),
         "masked_actions_sent": _get(result, "env_runners", "masked_actions_sent"),
     }
 
 
-
-
 # ---------------------------------------------------------------------------------------
 # the trainer
 # ---------------------------------------------------------------------------------------
 class RllibTrainer:
-    progress_fields = ("episodes", "learner_return_mean", "episode_len_mean", "policy_loss", "vf_loss", "entropy",
-                       "actions_sent", "masked_actions_sent")
+    progress_fields = (
+        "episodes",
+        "learner_return_mean",
+        "episode_len_mean",
+        "policy_loss",
+        "vf_loss",
+        "entropy",
+        "actions_sent",
+        "masked_actions_sent",
+    )
 
     def __init__(self, config: RllibExperiment) -> None:
         import torch
@@ -201,8 +242,10 @@ class RllibTrainer:
         from tacocat.train.run_dir import RunDirError
 
         if marker.trainer:
-            raise RunDirError(f"{folder.with_suffix('.json')}: trainer: an RLlib checkpoint keeps its state in "
-                              f"{ALGORITHM_FOLDER}/, not in the marker")
+            raise RunDirError(
+                f"{folder.with_suffix('.json')}: trainer: an RLlib checkpoint keeps its state in "
+                f"{ALGORITHM_FOLDER}/, not in the marker"
+            )
         self.algo.restore_from_path(str((folder / ALGORITHM_FOLDER).resolve()))
         self._timesteps = marker.timesteps
 
@@ -232,8 +275,12 @@ def session(config: RllibExperiment, address: str | None) -> Iterator[dict[str, 
         import ray
 
         resources = ray.cluster_resources()
-        check_resources(settings, resources.get("CPU", 0.0), resources.get("GPU", 0.0),
-                        "the Ray cluster" if target else "the local Ray runtime")
+        check_resources(
+            settings,
+            resources.get("CPU", 0.0),
+            resources.get("GPU", 0.0),
+            "the Ray cluster" if target else "the local Ray runtime",
+        )
         yield {"ray": {"address": target or "local", "resources": resources}}
     finally:
         if started:

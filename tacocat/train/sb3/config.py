@@ -15,8 +15,6 @@ class SelfPlayConfig(_Strict):
     weight: float = Field(default=1.0, gt=0, description="pool weight of each snapshot")
 
 
-
-
 class SB3Config(_Strict):
     """MaskablePPO in one process: how the env copies run, where the network lives, the
     learner's snapshots (self-play)."""
@@ -36,8 +34,9 @@ class SB3Experiment(ExperimentBase):
         self._needs_an_opponent()
         rollout = self.n_envs * self.algo.n_steps
         if rollout > MAX_ROLLOUT_STEPS:
-            raise ValueError(f"n_envs x algo.n_steps = {rollout:,} env steps per rollout is over the limit of "
-                             f"{MAX_ROLLOUT_STEPS:,}")
+            raise ValueError(
+                f"n_envs x algo.n_steps = {rollout:,} env steps per rollout is over the limit of {MAX_ROLLOUT_STEPS:,}"
+            )
         if rollout % self.algo.batch_size == 1:
             raise ValueError(
                 f"algo.batch_size: a rollout of n_steps x n_envs = {rollout} steps leaves a last minibatch "

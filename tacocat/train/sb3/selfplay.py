@@ -46,8 +46,10 @@ class SelfPlayCallback(BaseCallback):
         this run."""
         for snapshot in snapshots:
             if not isinstance(snapshot, str) or not SNAPSHOT_NAME.fullmatch(snapshot):
-                raise RunDirError(f"the checkpoint's snapshots must be files snapshots/snapshot_<timesteps>.zip of "
-                                  f"the run, got {str(snapshot)[:100]!r}")
+                raise RunDirError(
+                    f"the checkpoint's snapshots must be files snapshots/snapshot_<timesteps>.zip of "
+                    f"the run, got {str(snapshot)[:100]!r}"
+                )
         if len(snapshots) > self.settings.keep_latest:
             raise RunDirError(f"the checkpoint holds {len(snapshots)} snapshots, more than keep_latest")
         self.snapshots = list(snapshots)

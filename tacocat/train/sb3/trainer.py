@@ -67,12 +67,22 @@ def make_model(config: SB3Experiment, env: Any) -> Any:
     algo = config.algo
     activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[algo.activation]
     model = MaskablePPO(
-        "MlpPolicy", env,
-        learning_rate=algo.learning_rate, n_steps=algo.n_steps, batch_size=algo.batch_size,
-        n_epochs=algo.n_epochs, gamma=algo.gamma, gae_lambda=algo.gae_lambda, clip_range=algo.clip_range,
-        ent_coef=algo.ent_coef, vf_coef=algo.vf_coef, max_grad_norm=algo.max_grad_norm,
+        "MlpPolicy",
+        env,
+        learning_rate=algo.learning_rate,
+        n_steps=algo.n_steps,
+        batch_size=algo.batch_size,
+        n_epochs=algo.n_epochs,
+        gamma=algo.gamma,
+        gae_lambda=algo.gae_lambda,
+        clip_range=algo.clip_range,
+        ent_coef=algo.ent_coef,
+        vf_coef=algo.vf_coef,
+        max_grad_norm=algo.max_grad_norm,
         policy_kwargs={"net_arch": list(algo.net_arch), "activation_fn": activation},
-        seed=config.seed, device=config.sb3.device, verbose=0,
+        seed=config.seed,
+        device=config.sb3.device,
+        verbose=0,
     )
     model.set_logger(Logger(None, []))  # the run loop logs; SB3's logger only collects the update's values
     return model
@@ -82,8 +92,16 @@ def make_model(config: SB3Experiment, env: Any) -> Any:
 # the trainer
 # ---------------------------------------------------------------------------------------
 class SB3Trainer:
-    progress_fields = ("episodes", "ep_rew_mean", "ep_len_mean", "policy_loss", "value_loss", "entropy",
-                       "approx_kl", "clip_fraction")
+    progress_fields = (
+        "episodes",
+        "ep_rew_mean",
+        "ep_len_mean",
+        "policy_loss",
+        "value_loss",
+        "entropy",
+        "approx_kl",
+        "clip_fraction",
+    )
 
     def __init__(self, config: SB3Experiment, run_dir: Path) -> None:
         from tacocat.train.sb3.selfplay import SelfPlayCallback
@@ -101,8 +119,12 @@ class SB3Trainer:
         return int(self.model.num_timesteps)
 
     def iterate(self) -> dict[str, Any]:
-        self.model.learn(total_timesteps=self.rollout, callback=self.selfplay, log_interval=None,
-                         reset_num_timesteps=not self._started)
+        self.model.learn(
+            total_timesteps=self.rollout,
+            callback=self.selfplay,
+            log_interval=None,
+            reset_num_timesteps=not self._started,
+        )
         self._started = True
         logged = dict(self.model.logger.name_to_value)
         self.model.logger.dump(self.timesteps)  # (no output formats: just clears)
@@ -111,9 +133,11 @@ class SB3Trainer:
             "episodes": int(self.env.episode_count),
             "ep_rew_mean": float(np.mean([e["r"] for e in episodes])) if episodes else None,
             "ep_len_mean": float(np.mean([e["l"] for e in episodes])) if episodes else None,
-            "policy_loss": logged.get("train/policy_gradient_loss"), "value_loss": logged.get("train/value_loss"),
+            "policy_loss": logged.get("train/policy_gradient_loss"),
+            "value_loss": logged.get("train/value_loss"),
             "entropy": -logged["train/entropy_loss"] if "train/entropy_loss" in logged else None,
-            "approx_kl": logged.get("train/approx_kl"), "clip_fraction": logged.get("train/clip_fraction"),
+            "approx_kl": logged.get("train/approx_kl"),
+            "clip_fraction": logged.get("train/clip_fraction"),
         }
 
     # -- checkpoints ----------------------------------------------------------------------
@@ -130,12 +154,17 @@ class SB3Trainer:
             "numpy_rng": [kind, keys.tolist(), pos, has_gauss, cached],
             "n_updates": int(getattr(model, "_n_updates", 0)),
             "envs": env.env_method("resume_state"),
-            "monitor": {"returns": env.episode_returns.tolist(), "lengths": env.episode_lengths.tolist(),
-                        "count": int(env.episode_count)},
+            "monitor": {
+                "returns": env.episode_returns.tolist(),
+                "lengths": env.episode_lengths.tolist(),
+                "count": int(env.episode_count),
+            },
             "last_obs": model._last_obs.tolist(),
             "last_episode_starts": model._last_episode_starts.tolist(),
-            "ep_info_buffer": [{k: (v.item() if isinstance(v, np.generic) else v) for k, v in info.items()}
-                               for info in model.ep_info_buffer or []],
+            "ep_info_buffer": [
+                {k: (v.item() if isinstance(v, np.generic) else v) for k, v in info.items()}
+                for info in model.ep_info_buffer or []
+            ],
         }
         (folder / STATE).write_text(json.dumps(state))
         # snapshot files relative to the run directory: a run resumes from any working directory
@@ -164,8 +193,9 @@ class SB3Trainer:
         except (KeyError, TypeError, ValueError) as err:
             if isinstance(err, RunDirError):
                 raise
-            raise RunDirError(f"{folder / STATE}: not a checkpoint state of this run ({type(err).__name__}: "
-                              f"{str(err)[:200]})") from None
+            raise RunDirError(
+                f"{folder / STATE}: not a checkpoint state of this run ({type(err).__name__}: {str(err)[:200]})"
+            ) from None
         self._started = True
 
     def _restore_state(self, state: dict[str, Any], marker: CheckpointMarker) -> None:
@@ -173,8 +203,10 @@ class SB3Trainer:
 
         model, env = self.model, self.env
         if marker.timesteps != marker.iteration * self.rollout:
-            raise RunDirError(f"timesteps {marker.timesteps} at iteration {marker.iteration} is not a point of this "
-                              f"run ({self.rollout} env steps per iteration)")
+            raise RunDirError(
+                f"timesteps {marker.timesteps} at iteration {marker.iteration} is not a point of this "
+                f"run ({self.rollout} env steps per iteration)"
+            )
         model.num_timesteps = marker.timesteps
         model._n_updates = int(state["n_updates"])
         if len(state["envs"]) != env.num_envs:

@@ -71,8 +71,10 @@ class CategoricalParam(_Strict):
     @property
     def encoded(self) -> list[Any]:
         """Optuna's choices must be scalars: a list choice is stored as its JSON text."""
-        return [yaml.safe_dump(c, default_flow_style=True).strip() if isinstance(c, (list, dict)) else c
-                for c in self.choices]
+        return [
+            yaml.safe_dump(c, default_flow_style=True).strip() if isinstance(c, (list, dict)) else c
+            for c in self.choices
+        ]
 
     def decode(self, value: Any) -> Any:
         return self.choices[self.encoded.index(value)]
@@ -135,17 +137,22 @@ class HeartbeatConfig(_Strict):
 
 
 class TuneConfig(_Strict):
-    study: str = Field(pattern=NAME_PATTERN, description="study name: its key in the storage and, by default, "
-                       "its folder runs/tune/<study> (letters, digits, _ - ., as experiment names)")
+    study: str = Field(
+        pattern=NAME_PATTERN,
+        description="study name: its key in the storage and, by default, "
+        "its folder runs/tune/<study> (letters, digits, _ - ., as experiment names)",
+    )
     base_config: str = Field(description="the experiment YAML tuned (relative to the tune file)")
-    trial: dict[str, Any] = Field(default_factory=dict,
-                                  description="dotted overrides of every trial (its budget), e.g. total_timesteps")
+    trial: dict[str, Any] = Field(
+        default_factory=dict, description="dotted overrides of every trial (its budget), e.g. total_timesteps"
+    )
     objective: ObjectiveConfig = Field(default_factory=ObjectiveConfig)
     sampler: SamplerConfig = Field(default_factory=SamplerConfig)
     pruner: PrunerConfig = Field(default_factory=lambda: MedianPrunerConfig(kind="median"))
     enqueue_base: bool = Field(default=True, description="the first trial tries the base experiment's own values")
-    storage: str | None = Field(default=None, min_length=1,
-                                description="SQLAlchemy URL (default: SQLite file in study_dir)")
+    storage: str | None = Field(
+        default=None, min_length=1, description="SQLAlchemy URL (default: SQLite file in study_dir)"
+    )
     study_dir: str | None = Field(default=None, min_length=1, description="default runs/tune/<study>")
     heartbeat: HeartbeatConfig = Field(default_factory=HeartbeatConfig)
     search_space: dict[str, Param] = Field(min_length=1)
@@ -201,9 +208,11 @@ class TuneSetup:
             for key in keys:
                 field = per_trial_field(key)
                 if field is not None:
-                    raise ValueError(f"{self.source}: {where}.{key}: tacocat tune sets {field} in every trial "
-                                     f"(its own name, run directory and final evaluation), so it cannot be "
-                                     f"{'searched' if where == 'search_space' else 'overridden'}")
+                    raise ValueError(
+                        f"{self.source}: {where}.{key}: tacocat tune sets {field} in every trial "
+                        f"(its own name, run directory and final evaluation), so it cannot be "
+                        f"{'searched' if where == 'search_space' else 'overridden'}"
+                    )
         try:
             self.experiment({})
         except ValueError as err:
@@ -214,8 +223,10 @@ class TuneSetup:
                 try:
                     self.experiment({key: value})
                 except ValueError as err:
-                    raise ValueError(f"{self.source}: search_space.{key}: {value!r} is not a valid value "
-                                     f"of the experiment field ({err})") from None
+                    raise ValueError(
+                        f"{self.source}: search_space.{key}: {value!r} is not a valid value "
+                        f"of the experiment field ({err})"
+                    ) from None
 
 
 def per_trial_field(key: str) -> str | None:

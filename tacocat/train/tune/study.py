@@ -61,11 +61,13 @@ FINISHED = (TrialState.COMPLETE, TrialState.PRUNED)
 # ---------------------------------------------------------------------------------------
 def make_pruner(config: PrunerConfig) -> optuna.pruners.BasePruner:
     if config.kind == "median":
-        return optuna.pruners.MedianPruner(n_startup_trials=config.n_startup_trials,
-                                           n_warmup_steps=config.n_warmup_steps)
+        return optuna.pruners.MedianPruner(
+            n_startup_trials=config.n_startup_trials, n_warmup_steps=config.n_warmup_steps
+        )
     if config.kind == "hyperband":
-        return optuna.pruners.HyperbandPruner(min_resource=config.min_resource,
-                                              reduction_factor=config.reduction_factor)
+        return optuna.pruners.HyperbandPruner(
+            min_resource=config.min_resource, reduction_factor=config.reduction_factor
+        )
     return optuna.pruners.NopPruner()
 
 
@@ -80,20 +82,30 @@ def open_study(setup: TuneSetup, worker: int = 0) -> optuna.Study:
     engine_kwargs = {"connect_args": {"timeout": 60}} if database is not None else {}
     if tune.storage is None:
         tune.directory.mkdir(parents=True, exist_ok=True)
-    sampler = optuna.samplers.TPESampler(seed=tune.sampler.seed + worker,
-                                         n_startup_trials=tune.sampler.n_startup_trials,
-                                         multivariate=tune.sampler.multivariate)
+    sampler = optuna.samplers.TPESampler(
+        seed=tune.sampler.seed + worker,
+        n_startup_trials=tune.sampler.n_startup_trials,
+        multivariate=tune.sampler.multivariate,
+    )
     with creation_lock(database, url):
         try:
             with warnings.catch_warnings():  # heartbeats are marked experimental in Optuna
                 warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
                 storage = RDBStorage(
-                    url, engine_kwargs=engine_kwargs,
-                    heartbeat_interval=tune.heartbeat.interval, grace_period=tune.heartbeat.grace_period,
+                    url,
+                    engine_kwargs=engine_kwargs,
+                    heartbeat_interval=tune.heartbeat.interval,
+                    grace_period=tune.heartbeat.grace_period,
                     heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(max_retry=tune.heartbeat.max_retry),
                 )
-            return optuna.create_study(study_name=tune.study, storage=storage, sampler=sampler,
-                                       pruner=make_pruner(tune.pruner), direction="maximize", load_if_exists=True)
+            return optuna.create_study(
+                study_name=tune.study,
+                storage=storage,
+                sampler=sampler,
+                pruner=make_pruner(tune.pruner),
+                direction="maximize",
+                load_if_exists=True,
+            )
         except (sqlalchemy.exc.SQLAlchemyError, ImportError, ValueError, RuntimeError) as err:
             # RuntimeError: Optuna's "table schema is not compatible" for a database of another version
             raise ValueError(f"storage {redact(url)}: {str(err).splitlines()[0]}") from None
@@ -113,8 +125,10 @@ def sqlite_database(url: str) -> Path | None:
     if parsed.get_backend_name() != "sqlite":
         return None
     if not parsed.database or ":memory:" in parsed.database or parsed.query.get("mode") == "memory":
-        raise ValueError(f"storage {redact(url)}: an in-memory SQLite database would not outlive one worker; "
-                         "give a file (sqlite:///path/study.db)")
+        raise ValueError(
+            f"storage {redact(url)}: an in-memory SQLite database would not outlive one worker; "
+            "give a file (sqlite:///path/study.db)"
+        )
     return Path(parsed.database)
 
 
@@ -183,8 +197,11 @@ class Objective:
         tune = self.setup.tune
         config = self.setup.experiment(params)
         per_trial = {  # tune.config.PER_TRIAL_FIELDS: the fields a tune file may not set
-            "name": f"{config.name}_trial{number:04d}", "run_root": str(tune.directory / "trials"),
-            "eval.final": [{"agent": agent, "deal_pairs": tune.objective.deal_pairs} for agent in config.eval.opponents],
+            "name": f"{config.name}_trial{number:04d}",
+            "run_root": str(tune.directory / "trials"),
+            "eval.final": [
+                {"agent": agent, "deal_pairs": tune.objective.deal_pairs} for agent in config.eval.opponents
+            ],
             "eval.workers": tune.objective.workers,
         }
         data = config.model_dump(mode="json")
@@ -230,8 +247,13 @@ def run_worker(setup: TuneSetup, trials: int, worker: int = 0, progress: bool = 
     remaining = trials - finished_trials(study)
     if remaining <= 0:
         return
-    study.optimize(Objective(setup), n_trials=remaining, show_progress_bar=progress, gc_after_trial=True,
-                   callbacks=[optuna.study.MaxTrialsCallback(trials, states=FINISHED)])
+    study.optimize(
+        Objective(setup),
+        n_trials=remaining,
+        show_progress_bar=progress,
+        gc_after_trial=True,
+        callbacks=[optuna.study.MaxTrialsCallback(trials, states=FINISHED)],
+    )
 
 
 def run_study(setup: TuneSetup, trials: int, workers: int = 1, progress: bool = True) -> optuna.Study:
@@ -272,10 +294,12 @@ def best_config_yaml(study: optuna.Study, setup: TuneSetup) -> str:
     best = study.best_trial
     config = setup.experiment(decoded_params(setup, best.params), trial_budget=False)
     config = parse_experiment({**config.model_dump(mode="json"), "name": f"{config.name}_tuned"})
-    header = (f"# Tuned by `tacocat tune` ({setup.source}): study {setup.tune.study!r}, best of "
-              f"{finished_trials(study)} finished trials = trial {best.number}\n"
-              f"# (objective {best.value:.4f} at the trial budget: {json.dumps(setup.tune.trial)}).\n"
-              f"# Everything else is {setup.tune.base_config} at its own budget.\n")
+    header = (
+        f"# Tuned by `tacocat tune` ({setup.source}): study {setup.tune.study!r}, best of "
+        f"{finished_trials(study)} finished trials = trial {best.number}\n"
+        f"# (objective {best.value:.4f} at the trial budget: {json.dumps(setup.tune.trial)}).\n"
+        f"# Everything else is {setup.tune.base_config} at its own budget.\n"
+    )
     return header + config.to_yaml()
 
 
@@ -341,7 +365,8 @@ def summary_markdown(study: optuna.Study, setup: TuneSetup, notes: list[str]) ->
     experiment = setup.experiment({})
     meta = run_metadata(experiment)
     lines = [
-        f"# Study `{tune.study}`", "",
+        f"# Study `{tune.study}`",
+        "",
         f"- tune file: `{setup.source}`; base experiment: `{tune.base_config}`",
         f"- storage: `{redact(tune.storage_url)}`",
         f"- trial budget (overrides of every trial): `{json.dumps(tune.trial)}`",
@@ -359,28 +384,38 @@ def summary_markdown(study: optuna.Study, setup: TuneSetup, notes: list[str]) ->
     complete = [t for t in trials if t.state == TrialState.COMPLETE]
     if complete:
         best = study.best_trial
-        lines += [f"Best: trial {best.number}, objective {best.value:.4f}; its config at the base "
-                  f"experiment's budget: `best_config.yaml`."]
-        lines += [f"The base experiment's own values (trial {t.number}): objective {t.value:.4f}."
-                  for t in complete if t.user_attrs.get("base_values")]
-        lines += ["",
-                  "![optimization history](optimization_history.png)", ""]
+        lines += [
+            f"Best: trial {best.number}, objective {best.value:.4f}; its config at the base "
+            f"experiment's budget: `best_config.yaml`."
+        ]
+        lines += [
+            f"The base experiment's own values (trial {t.number}): objective {t.value:.4f}."
+            for t in complete
+            if t.user_attrs.get("base_values")
+        ]
+        lines += ["", "![optimization history](optimization_history.png)", ""]
         if not notes:
             lines += ["![parameter importances](param_importances.png)", ""]
     lines += notes + ([""] if notes else [])
     keys = list(tune.search_space)
-    lines += ["Value: the objective of a complete trial; of a pruned one, its last training-time evaluation "
-              "(at `last step` timesteps, on fewer deal pairs).", "",
-              "| trial | state | value | last step | " + " | ".join(keys) + " | run directory |",
-              "|" + "---|" * (len(keys) + 5)]
+    lines += [
+        "Value: the objective of a complete trial; of a pruned one, its last training-time evaluation "
+        "(at `last step` timesteps, on fewer deal pairs).",
+        "",
+        "| trial | state | value | last step | " + " | ".join(keys) + " | run directory |",
+        "|" + "---|" * (len(keys) + 5),
+    ]
     for t in trials:
         params = decoded_params(setup, t.params)
         value = f"{t.value:.4f}" if t.value is not None else ""
         last = str(t.last_step) if t.last_step is not None else ""
         cells = [_fmt(params.get(k, "")) for k in keys]
         base = " (base values)" if t.user_attrs.get("base_values") else ""
-        lines.append(f"| {t.number}{base} | {t.state.name} | {value} | {last} | " + " | ".join(cells)
-                     + f" | {t.user_attrs.get('run_dir', '')} |")
+        lines.append(
+            f"| {t.number}{base} | {t.state.name} | {value} | {last} | "
+            + " | ".join(cells)
+            + f" | {t.user_attrs.get('run_dir', '')} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -42,15 +42,14 @@ def tcp_server(reply: bytes | None) -> Iterator[str]:
         server.close()
 
 
-def patch_zip_directory(path: Path, member: str, *, file_size: int | None = None,
-                        flag_bits: int | None = None) -> Path:
+def patch_zip_directory(path: Path, member: str, *, file_size: int | None = None, flag_bits: int | None = None) -> Path:
     """Rewrite one member's entry in the zip's central directory (what zipfile trusts): its
     uncompressed size and/or its flag bits. LookupError if the member is not there."""
     data = bytearray(path.read_bytes())
     at = struct.unpack_from("<I", data, data.rfind(b"PK\x05\x06") + 16)[0]  # the directory's offset
-    while data[at:at + 4] == b"PK\x01\x02":
+    while data[at : at + 4] == b"PK\x01\x02":
         name_len = struct.unpack_from("<H", data, at + 28)[0]
-        if data[at + 46:at + 46 + name_len] == member.encode():
+        if data[at + 46 : at + 46 + name_len] == member.encode():
             if file_size is not None:
                 struct.pack_into("<I", data, at + 24, file_size)
             if flag_bits is not None:

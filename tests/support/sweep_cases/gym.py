@@ -30,6 +30,7 @@ def cases(tmp: Path) -> Iterator[Case]:
             e = TacocatSingleAgentEnv([("random", 1.0)], illegal_action=mode)
             e.reset(seed=0)
             return e.step(action)
+
         return run
 
     def reset(seed: object) -> Callable[[], object]:
@@ -45,6 +46,7 @@ def cases(tmp: Path) -> Iterator[Case]:
         def run() -> object:
             e = TacocatSingleAgentEnv([("random", 1.0)])
             return change(e)
+
         return run
 
     # the cases
@@ -62,7 +64,9 @@ def cases(tmp: Path) -> Iterator[Case]:
     yield Case("gym", "opponents [(spec, weight, extra)]", env(opponents=[("random", 1.0, 2.0)]), SHAPE)
     yield Case("gym", "opponents []", env(opponents=[]))
     yield Case("gym", "opponent spec 3", env(opponents=[(3, 1.0)]))
-    yield Case("gym", "opponent weights overflow (2 x 1.7e308)", env(opponents=[("random", 1.7e308), ("highcard", 1.7e308)]))
+    yield Case(
+        "gym", "opponent weights overflow (2 x 1.7e308)", env(opponents=[("random", 1.7e308), ("highcard", 1.7e308)])
+    )
     yield Case("gym", "learner_seat=True", env(learner_seat=True))
     yield Case("gym", "learner_seat=2", env(learner_seat=2))
     yield Case("gym", "render_mode='human'", env(render_mode="human"))
@@ -77,5 +81,8 @@ def cases(tmp: Path) -> Iterator[Case]:
     yield Case("gym", "add_opponent weight NaN", pool_change(lambda e: e.add_opponent("highcard", math.nan)))
     yield Case("gym", "remove_opponent of the last opponent", pool_change(lambda e: e.remove_opponent("random")))
     yield Case("gym", "remove_opponent of an unknown spec", pool_change(lambda e: e.remove_opponent("planner")))
-    yield Case("gym", "gymnasium.make(Tacocat-v0, opponents=[('random', -1)])",
-               lambda: gymnasium.make("tacocat.train.gym_env:Tacocat-v0", opponents=[("random", -1)]))
+    yield Case(
+        "gym",
+        "gymnasium.make(Tacocat-v0, opponents=[('random', -1)])",
+        lambda: gymnasium.make("tacocat.train.gym_env:Tacocat-v0", opponents=[("random", -1)]),
+    )

@@ -43,13 +43,24 @@ def _base_run(tmp: Path) -> Path:
     (run_dir / "run.json").write_text(json.dumps(run_metadata(config)))
     trainer = LeagueTrainer(config)  # as the run stands after its first iteration, without training it
     updates = config.algo.n_epochs * (config.n_envs * config.algo.n_steps // config.algo.batch_size)
-    trainer.runner = trainer.runner._replace(opt_state=jax.tree.map(
-        lambda x: jnp.full_like(x, updates) if jnp.issubdtype(x.dtype, jnp.integer) else x, trainer.runner.opt_state))
+    trainer.runner = trainer.runner._replace(
+        opt_state=jax.tree.map(
+            lambda x: jnp.full_like(x, updates) if jnp.issubdtype(x.dtype, jnp.integer) else x, trainer.runner.opt_state
+        )
+    )
     trainer.pool.add(trainer.runner.params)  # snapshot_every: 1
     trainer.iteration = 1
-    checkpoints.save(run_dir, trainer, {
-        "timesteps": 256, "iteration": 1, "best_score": None, "ruleset_hash": config.rules_config.ruleset_hash(),
-        "config_sha256": config_hash(config)})
+    checkpoints.save(
+        run_dir,
+        trainer,
+        {
+            "timesteps": 256,
+            "iteration": 1,
+            "best_score": None,
+            "ruleset_hash": config.rules_config.ruleset_hash(),
+            "config_sha256": config_hash(config),
+        },
+    )
     return run_dir
 
 
@@ -72,6 +83,7 @@ def _edit_json(relative: str, edit: Callable[[dict], object]) -> Callable[[Path]
         data = json.loads(path.read_text())
         edit(data)
         path.write_text(json.dumps(data))
+
     return damage
 
 
@@ -83,6 +95,7 @@ def _edit_config(edit: Callable[[dict], object]) -> Callable[[Path], None]:
         data = yaml.safe_load(path.read_text())
         edit(data)
         path.write_text(yaml.safe_dump(data))
+
     return damage
 
 
@@ -95,6 +108,7 @@ def _edit_arrays(edit: Callable[[dict], object]) -> Callable[[Path], None]:
             arrays = {n: data[n] for n in data.files}
         edit(arrays)
         np.savez(path, **arrays)
+
     return damage
 
 
@@ -131,6 +145,7 @@ def _folder_instead(relative: str) -> Callable[[Path], None]:
     def damage(run_dir: Path) -> None:
         (run_dir / relative).unlink()
         (run_dir / relative).mkdir()
+
     return damage
 
 
@@ -138,6 +153,7 @@ def _both(*damages: Callable[[Path], object]) -> Callable[[Path], None]:
     def damage(run_dir: Path) -> None:
         for d in damages:
             d(run_dir)
+
     return damage
 
 
@@ -157,8 +173,11 @@ def resume_cases(tmp: Path) -> Iterator[Case]:
         ("a NaN leaf", _edit_arrays(_nan_leaf), "NaN"),
         ("an empty .npz", _write(ARRAYS, b""), "arrays.npz"),
         ("random bytes as the .npz", _write(ARRAYS, os.urandom(2048)), "arrays.npz"),
-        ("a stray ckpt_abc.json (skipped; the damaged real checkpoint is named)",
-         _both(_write("checkpoints/ckpt_abc.json", b"{}"), _write(ARRAYS, b"")), "arrays.npz"),
+        (
+            "a stray ckpt_abc.json (skipped; the damaged real checkpoint is named)",
+            _both(_write("checkpoints/ckpt_abc.json", b"{}"), _write(ARRAYS, b"")),
+            "arrays.npz",
+        ),
         ("a truncated .npz", lambda d: (d / ARRAYS).write_bytes((d / ARRAYS).read_bytes()[:3000]), "arrays.npz"),
         ("marker without pool", _edit_json(MARKER, lambda m: m["trainer"].pop("pool")), "pool"),
         ("marker without rng", _edit_json(MARKER, lambda m: m["trainer"].pop("rng")), "rng"),
@@ -170,21 +189,40 @@ def resume_cases(tmp: Path) -> Iterator[Case]:
         ("run.json nested 100,000 deep", _write("run.json", b"[" * 100_000), "run.json"),
         ("config.yaml not valid YAML", _write("config.yaml", b"name: [x\n"), "config.yaml"),
         ("config.yaml a FIFO", lambda d: ((d / "config.yaml").unlink(), os.mkfifo(d / "config.yaml")), "config.yaml"),
-        ("config.yaml total_timesteps edited", _edit_config(lambda c: c.update(total_timesteps=10**9)), "total_timesteps"),
-        ("config and run.json edited together (the checkpoint's config hash)",
-         _both(_edit_config(lambda c: c.update(total_timesteps=1024)),
-               _edit_json("run.json", lambda m: m["config"].update(total_timesteps=1024))), "another config"),
+        (
+            "config.yaml total_timesteps edited",
+            _edit_config(lambda c: c.update(total_timesteps=10**9)),
+            "total_timesteps",
+        ),
+        (
+            "config and run.json edited together (the checkpoint's config hash)",
+            _both(
+                _edit_config(lambda c: c.update(total_timesteps=1024)),
+                _edit_json("run.json", lambda m: m["config"].update(total_timesteps=1024)),
+            ),
+            "another config",
+        ),
         ("marker timesteps as a string", _edit_json(MARKER, lambda m: m.update(timesteps="256")), "timesteps"),
         ("marker timesteps not its name's", _edit_json(MARKER, lambda m: m.update(timesteps=512, iteration=2)), "name"),
         ("marker an extra key", _edit_json(MARKER, lambda m: m.update(extra=1)), "extra"),
-        ("marker an extra key in the trainer's state", _edit_json(MARKER, lambda m: m["trainer"].update(extra=1)),
-         "extra"),
+        (
+            "marker an extra key in the trainer's state",
+            _edit_json(MARKER, lambda m: m["trainer"].update(extra=1)),
+            "extra",
+        ),
         ("marker without the trainer's state", _edit_json(MARKER, lambda m: m.pop("trainer")), "trainer"),
         ("marker best_score 7", _edit_json(MARKER, lambda m: m.update(best_score=7)), "best_score"),
         ("the checkpoint folder missing", lambda d: shutil.rmtree(d / "checkpoints" / "ckpt_256"), "ckpt_256"),
-        ("marker wins above games", _edit_json(MARKER, lambda m: m["trainer"]["pool"].update(wins=[5, 0, 0, 0])), "pool.wins"),
-        ("marker rng of another generator", _edit_json(MARKER, lambda m: m["trainer"]["rng"].update(bit_generator="MT19937")),
-         "rng"),
+        (
+            "marker wins above games",
+            _edit_json(MARKER, lambda m: m["trainer"]["pool"].update(wins=[5, 0, 0, 0])),
+            "pool.wins",
+        ),
+        (
+            "marker rng of another generator",
+            _edit_json(MARKER, lambda m: m["trainer"]["rng"].update(bit_generator="MT19937")),
+            "rng",
+        ),
         ("marker ruleset hash edited", _edit_json(MARKER, lambda m: m.update(ruleset_hash="0" * 16)), "other rules"),
         ("marker empty", _write(MARKER, b""), "ckpt_256.json"),
         ("marker of 2 MiB", _write(MARKER, b" " * (2 << 20)), "over the limit"),
@@ -207,20 +245,33 @@ def config_cases(tmp: Path) -> Iterator[Case]:
     def smoke(*overrides: str) -> Callable[[], object]:
         return lambda: load_experiment(SMOKE, overrides=list(overrides))
 
-    for overrides in (["league.snapshot_pool=1000000000"], ["n_envs=100000000"], ["league.snapshot_slots=5000"],
-                      ["algo.net_arch=[32768, 32768]"], [f"algo.net_arch={[8] * 17}"],
-                      ["seed=4294967296"], ["n_envs=65536", "algo.n_steps=4096", "algo.batch_size=65536"],
-                      ["eval.deal_pairs=100000000"], ["algo.n_epochs=100000"], ["total_timesteps=10000000000000"],
-                      # regularised PPO (issue 26): negative or non-finite weights, a refresh of 0
-                      ["league.magnet={kind: uniform, kl_coef: -0.1}"], ["league.magnet={kind: ema, kl_coef: .inf}"],
-                      ["league.magnet={kind: ema, kl_coef: 0.1, refresh_every: 0}"],
-                      ["league.magnet={kind: ema, kl_coef: 0.1, ema_rate: .nan}"], ["league.ent_coef_final=-1"],
-                      ["algo.ent_coef=.inf"], ["league.magnet={kind: moving, kl_coef: 0.1}"],
-                      # the main exploiter: without a main policy that plays its snapshots, a rollout that
-                      # does not split, a snapshot or reset interval of 0
-                      ["league.snapshot_weight=0", "league.exploiter={n_envs: 16}"], ["league.exploiter={n_envs: 12}"],
-                      ["league.exploiter={n_envs: 16, snapshot_every: 0}"],
-                      ["league.exploiter={n_envs: 16, reset_every: 0}"], ["league.exploiter={n_envs: 1000000}"]):
+    for overrides in (
+        ["league.snapshot_pool=1000000000"],
+        ["n_envs=100000000"],
+        ["league.snapshot_slots=5000"],
+        ["algo.net_arch=[32768, 32768]"],
+        [f"algo.net_arch={[8] * 17}"],
+        ["seed=4294967296"],
+        ["n_envs=65536", "algo.n_steps=4096", "algo.batch_size=65536"],
+        ["eval.deal_pairs=100000000"],
+        ["algo.n_epochs=100000"],
+        ["total_timesteps=10000000000000"],
+        # regularised PPO (issue 26): negative or non-finite weights, a refresh of 0
+        ["league.magnet={kind: uniform, kl_coef: -0.1}"],
+        ["league.magnet={kind: ema, kl_coef: .inf}"],
+        ["league.magnet={kind: ema, kl_coef: 0.1, refresh_every: 0}"],
+        ["league.magnet={kind: ema, kl_coef: 0.1, ema_rate: .nan}"],
+        ["league.ent_coef_final=-1"],
+        ["algo.ent_coef=.inf"],
+        ["league.magnet={kind: moving, kl_coef: 0.1}"],
+        # the main exploiter: without a main policy that plays its snapshots, a rollout that
+        # does not split, a snapshot or reset interval of 0
+        ["league.snapshot_weight=0", "league.exploiter={n_envs: 16}"],
+        ["league.exploiter={n_envs: 12}"],
+        ["league.exploiter={n_envs: 16, snapshot_every: 0}"],
+        ["league.exploiter={n_envs: 16, reset_every: 0}"],
+        ["league.exploiter={n_envs: 1000000}"],
+    ):
         yield Case(CHANNEL, f"league config: {' '.join(overrides)}", smoke(*overrides))
 
     folder = tmp / "configs"
@@ -250,22 +301,36 @@ def config_cases(tmp: Path) -> Iterator[Case]:
                 if must_not_show in str(err):
                     raise RuntimeError(f"the error shows a file's text: {err}") from None
                 raise
+
         return run
 
     bases = {
-        "base_config /dev/zero": "/dev/zero", "base_config a symlink to /dev/zero": "zero.yaml",
-        "base_config a symlink to a private file outside": "link.yaml", "base_config a FIFO": "fifo.yaml",
-        "base_config a folder": "dir.yaml", "base_config over 1 MiB": "big.yaml",
-        "base_config outside via ..": "../../../etc/passwd.yaml", "base_config not .yaml": "notes.txt",
-        "base_config with aliases": "bomb.yaml", "base_config chained 20 deep": "chain0.yaml",
+        "base_config /dev/zero": "/dev/zero",
+        "base_config a symlink to /dev/zero": "zero.yaml",
+        "base_config a symlink to a private file outside": "link.yaml",
+        "base_config a FIFO": "fifo.yaml",
+        "base_config a folder": "dir.yaml",
+        "base_config over 1 MiB": "big.yaml",
+        "base_config outside via ..": "../../../etc/passwd.yaml",
+        "base_config not .yaml": "notes.txt",
+        "base_config with aliases": "bomb.yaml",
+        "base_config chained 20 deep": "chain0.yaml",
         "base_config invalid YAML holding a secret": "private_copy.yaml",
     }
     for name, base in bases.items():
         yield Case(CHANNEL, f"league config: {name}", with_base(base))
-    yield Case(CHANNEL, "tacocat train --config /dev/zero",
-               lambda: _cli(["train", "--config", "/dev/zero"], must_name="/dev/zero"), (CliRefused,))
-    yield Case(CHANNEL, "tacocat train --config a FIFO",
-               lambda: _cli(["train", "--config", str(folder / "fifo.yaml")], must_name="fifo.yaml"), (CliRefused,))
+    yield Case(
+        CHANNEL,
+        "tacocat train --config /dev/zero",
+        lambda: _cli(["train", "--config", "/dev/zero"], must_name="/dev/zero"),
+        (CliRefused,),
+    )
+    yield Case(
+        CHANNEL,
+        "tacocat train --config a FIFO",
+        lambda: _cli(["train", "--config", str(folder / "fifo.yaml")], must_name="fifo.yaml"),
+        (CliRefused,),
+    )
 
 
 def cases(tmp: Path) -> Iterator[Case]:

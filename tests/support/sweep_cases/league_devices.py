@@ -25,12 +25,18 @@ CONFIGS: dict[str, tuple[list[str], str]] = {
     "devices a float": (["league.devices=2.5"], "league.devices"),
     "n_envs odd over 2 devices": (["league.devices=2", "n_envs=25", "algo.batch_size=80"], "n_envs 25"),
     "blocks not splitting over 4 devices": (["league.devices=4"], "snapshot 0 (2 games)"),
-    "blocks not splitting over 3 devices": (["league.devices=3", "n_envs=30", "algo.batch_size=96"],
-                                             "does not split into 3"),
-    "minibatch not splitting": (["league.devices=2", "n_envs=32", "algo.n_steps=15", "algo.batch_size=15"],
-                                "algo.batch_size 15"),
-    "decision slots not splitting": (["league.devices=2", "n_envs=32", "league.decision_share=0.505"],
-                                     "65 decision slots"),
+    "blocks not splitting over 3 devices": (
+        ["league.devices=3", "n_envs=30", "algo.batch_size=96"],
+        "does not split into 3",
+    ),
+    "minibatch not splitting": (
+        ["league.devices=2", "n_envs=32", "algo.n_steps=15", "algo.batch_size=15"],
+        "algo.batch_size 15",
+    ),
+    "decision slots not splitting": (
+        ["league.devices=2", "n_envs=32", "league.decision_share=0.505"],
+        "65 decision slots",
+    ),
 }
 
 
@@ -73,28 +79,42 @@ def cases(tmp: Path) -> Iterator[Case]:
         "--devices more than exist": (["--set", runs, "--set", "n_envs=64", "--devices", "4"], "league.devices is 4"),
         "--devices with --resume": (["--resume", str(tmp), "--devices", "2"], "--resume"),
         "--coordinator alone": (["--coordinator", "127.0.0.1:1234"], "--num-processes"),
-        "--coordinator without a port": (["--coordinator", "localhost", "--num-processes", "2", "--process-id", "1"],
-                                         "HOST:PORT"),
-        "--coordinator port out of range": (["--coordinator", "h:70000", "--num-processes", "2", "--process-id", "1"],
-                                            "HOST:PORT"),
-        "--process-id past the count": (["--coordinator", "h:1", "--num-processes", "2", "--process-id", "2"],
-                                        "--process-id 2"),
-        "--num-processes 0": (["--coordinator", "h:1", "--num-processes", "0", "--process-id", "0"],
-                              "--num-processes"),
+        "--coordinator without a port": (
+            ["--coordinator", "localhost", "--num-processes", "2", "--process-id", "1"],
+            "HOST:PORT",
+        ),
+        "--coordinator port out of range": (
+            ["--coordinator", "h:70000", "--num-processes", "2", "--process-id", "1"],
+            "HOST:PORT",
+        ),
+        "--process-id past the count": (
+            ["--coordinator", "h:1", "--num-processes", "2", "--process-id", "2"],
+            "--process-id 2",
+        ),
+        "--num-processes 0": (["--coordinator", "h:1", "--num-processes", "0", "--process-id", "0"], "--num-processes"),
     }
     for name, (args, must_name) in cli.items():
         if "--resume" in args:  # --resume comes without --config
-            yield Case(CHANNEL, f"cli: {name}", lambda a=args, m=must_name: run_cli(["train", *a], must_name=m),
-                       expect=(CliRefused,))
+            yield Case(
+                CHANNEL,
+                f"cli: {name}",
+                lambda a=args, m=must_name: run_cli(["train", *a], must_name=m),
+                expect=(CliRefused,),
+            )
         else:
             yield Case(CHANNEL, f"cli: {name}", lambda a=args, m=must_name: _cli_case(a, m), expect=(CliRefused,))
     environ = {
         "TACOCAT_COORDINATOR without the others": ({"TACOCAT_COORDINATOR": "h:1"}, "TACOCAT_NUM_PROCESSES"),
-        "TACOCAT_NUM_PROCESSES not a number": ({"TACOCAT_COORDINATOR": "h:1", "TACOCAT_NUM_PROCESSES": "two",
-                                                "TACOCAT_PROCESS_ID": "0"}, "TACOCAT_NUM_PROCESSES"),
-        "TACOCAT_PROCESS_ID negative": ({"TACOCAT_COORDINATOR": "h:1", "TACOCAT_NUM_PROCESSES": "2",
-                                         "TACOCAT_PROCESS_ID": "-1"}, "TACOCAT_PROCESS_ID"),
+        "TACOCAT_NUM_PROCESSES not a number": (
+            {"TACOCAT_COORDINATOR": "h:1", "TACOCAT_NUM_PROCESSES": "two", "TACOCAT_PROCESS_ID": "0"},
+            "TACOCAT_NUM_PROCESSES",
+        ),
+        "TACOCAT_PROCESS_ID negative": (
+            {"TACOCAT_COORDINATOR": "h:1", "TACOCAT_NUM_PROCESSES": "2", "TACOCAT_PROCESS_ID": "-1"},
+            "TACOCAT_PROCESS_ID",
+        ),
     }
     for name, (values, must_name) in environ.items():
-        yield Case(CHANNEL, f"environment: {name}", lambda v=values, m=must_name: _cli_case([], m, v),
-                   expect=(CliRefused,))
+        yield Case(
+            CHANNEL, f"environment: {name}", lambda v=values, m=must_name: _cli_case([], m, v), expect=(CliRefused,)
+        )

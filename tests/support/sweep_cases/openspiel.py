@@ -70,8 +70,9 @@ def cases(tmp: Path) -> Iterator[Case]:
         "garbage": "garbage\n",
         "truncated text": valid[: len(valid) // 2],
         # more
-        "pickled payload inside cached_tree": crafted.replace(f"{GAME_NAME}(preset=tiny)",
-                                                              f"cached_tree(game={GAME_NAME}(preset=tiny))"),
+        "pickled payload inside cached_tree": crafted.replace(
+            f"{GAME_NAME}(preset=tiny)", f"cached_tree(game={GAME_NAME}(preset=tiny))"
+        ),
         "truncated history": valid[: valid.index("move_number")],
         "illegal move in the history": text(f"history={entries},{mover}:{illegal}\nmove_number={n + 1}"),
         "move of the wrong player": text(f"history={entries},{1 - mover}:0\nmove_number={n + 1}"),
@@ -86,25 +87,49 @@ def cases(tmp: Path) -> Iterator[Case]:
         "over the size limit": "#" * (MAX_TEXT_CHARS + 1) + GAME_NAME,
     }
     for name, bad in texts.items():
-        yield Case(CHANNEL, f"pyspiel.deserialize_game_and_state: {name}",
-                   lambda t=bad: pyspiel.deserialize_game_and_state(t), expect)
-    yield Case(CHANNEL, "deserialize_game_and_state: another game's text",
-               lambda: deserialize_game_and_state(pyspiel.serialize_game_and_state(
-                   pyspiel.load_game("kuhn_poker"), pyspiel.load_game("kuhn_poker").new_initial_state())), expect)
+        yield Case(
+            CHANNEL,
+            f"pyspiel.deserialize_game_and_state: {name}",
+            lambda t=bad: pyspiel.deserialize_game_and_state(t),
+            expect,
+        )
+    yield Case(
+        CHANNEL,
+        "deserialize_game_and_state: another game's text",
+        lambda: deserialize_game_and_state(
+            pyspiel.serialize_game_and_state(
+                pyspiel.load_game("kuhn_poker"), pyspiel.load_game("kuhn_poker").new_initial_state()
+            )
+        ),
+        expect,
+    )
     yield Case(CHANNEL, "deserialize_game_and_state(bytes)", lambda: deserialize_game_and_state(valid.encode()), expect)
-    yield Case(CHANNEL, "game.deserialize_state: pickled __dict__ payload",
-               lambda: tiny.deserialize_state(crafted.split("[State]\n")[1]), expect)
+    yield Case(
+        CHANNEL,
+        "game.deserialize_state: pickled __dict__ payload",
+        lambda: tiny.deserialize_state(crafted.split("[State]\n")[1]),
+        expect,
+    )
 
     # actions
     for action in (-1, -7, 999, 10**30, 1.5, "0", None, True):
         yield Case(CHANNEL, f"state.apply_action({action!r})", lambda a=action: played(3).apply_action(a), expect)
     yield Case(CHANNEL, "state.apply_action(an id not legal)", lambda: played(3).apply_action(illegal), expect)
     yield Case(CHANNEL, "state.child(-1)", lambda: played(3).child(-1), expect)
-    yield Case(CHANNEL, "chance: apply_action(an impossible count)",
-               lambda: tiny.new_initial_state().apply_action(9), expect)
+    yield Case(
+        CHANNEL, "chance: apply_action(an impossible count)", lambda: tiny.new_initial_state().apply_action(9), expect
+    )
     yield Case(CHANNEL, "apply_action after the end", lambda: played(1000).apply_action(0), expect)
     yield Case(CHANNEL, "chance_outcomes() at a player node", lambda: played(3).chance_outcomes(), expect)
-    yield Case(CHANNEL, "serialize a state built from a position",
-               lambda: TacocatState(tiny, played(3).engine).serialize(), expect)
-    yield Case(CHANNEL, "serialize_game_and_state with another game",
-               lambda: pyspiel.serialize_game_and_state(load_game("small"), played(3)), expect)
+    yield Case(
+        CHANNEL,
+        "serialize a state built from a position",
+        lambda: TacocatState(tiny, played(3).engine).serialize(),
+        expect,
+    )
+    yield Case(
+        CHANNEL,
+        "serialize_game_and_state with another game",
+        lambda: pyspiel.serialize_game_and_state(load_game("small"), played(3)),
+        expect,
+    )

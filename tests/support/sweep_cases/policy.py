@@ -41,8 +41,9 @@ def cases(tmp: Path) -> Iterator[Case]:
     meta = json.loads(bytes(arrays.pop("metadata")).decode())
     weight0, out0 = arrays["layer_0_weight"], arrays["layer_0_weight"].shape[0]
 
-    def policy(name: str, meta_json: object = None, compression: int = zipfile.ZIP_STORED,
-               **members: np.ndarray | bytes | None) -> Path:
+    def policy(
+        name: str, meta_json: object = None, compression: int = zipfile.ZIP_STORED, **members: np.ndarray | bytes | None
+    ) -> Path:
         """The champion with its metadata JSON replaced (an object, or raw bytes) and some
         members replaced (arrays or raw bytes) or dropped (None)."""
         if not isinstance(meta_json, bytes):
@@ -133,8 +134,9 @@ def cases(tmp: Path) -> Iterator[Case]:
         "a 2-D bias": policy("2d_bias", layer_0_bias=arrays["layer_0_bias"][:, None]),
         "shapes that do not chain": policy("no_chain", layer_1_weight=arrays["layer_1_weight"][:, :-1]),
         "a first layer of another input size": policy("wide", layer_0_weight=np.zeros((out0, 137), np.float32)),
-        "a last layer of another action count": policy("few_actions", layer_2_weight=arrays["layer_2_weight"][:-1],
-                                                       layer_2_bias=arrays["layer_2_bias"][:-1]),
+        "a last layer of another action count": policy(
+            "few_actions", layer_2_weight=arrays["layer_2_weight"][:-1], layer_2_bias=arrays["layer_2_bias"][:-1]
+        ),
         "a bias of another length": policy("short_bias", layer_1_bias=arrays["layer_1_bias"][:-1]),
         "huge declared dims": policy("huge_dims", layer_0_weight=_header((10**9, 10**9))),
         "a negative declared dim": policy("negative_dim", layer_0_weight=_header((-1, 136))),
@@ -178,14 +180,21 @@ def cases(tmp: Path) -> Iterator[Case]:
         for name in ("NaN weights", "a .npy", "metadata a JSON list", "a member declared 4 GiB"):
             yield Case("policy", f"{agent} agent: {name}", lambda a=agent, p=files[name]: make_agent(f"{a}:path={p}"))
 
-
     commands = [
-        ["match", f"league:path={nan}", "random"], ["match", "random", f"rllib:path={nan}"],
-        ["match", f"league:path={empty}", "random"], ["match", f"league:path={npy}", "random"],
-        ["match", f"rllib:path={listed}", "random"], ["match", f"league:path={bomb}", "random"],
-        ["tournament", "--agents", f"random,league:path={nan}"], ["play", "--opponent", f"league:path={nan}"],
+        ["match", f"league:path={nan}", "random"],
+        ["match", "random", f"rllib:path={nan}"],
+        ["match", f"league:path={empty}", "random"],
+        ["match", f"league:path={npy}", "random"],
+        ["match", f"rllib:path={listed}", "random"],
+        ["match", f"league:path={bomb}", "random"],
+        ["tournament", "--agents", f"random,league:path={nan}"],
+        ["play", "--opponent", f"league:path={nan}"],
         ["train", "--config", str(SMOKE), "--set", f"opponents=[{{agent: 'league:path={nan}'}}]"],
     ]
     for args in commands:
-        yield Case("policy", "tacocat " + " ".join(a.replace(str(tmp), "$TMP") for a in args),
-                   lambda a=args: run_cli(a), (CliRefused,))
+        yield Case(
+            "policy",
+            "tacocat " + " ".join(a.replace(str(tmp), "$TMP") for a in args),
+            lambda a=args: run_cli(a),
+            (CliRefused,),
+        )

@@ -43,10 +43,12 @@ def cases(tmp: Path) -> Iterator[Case]:
     from tacocat.evaluation.arena import play_game
     from tacocat.evaluation.game_files import check_output_file, game_to_dict
 
-    good = game_to_dict(play_game([make_agent("random"), make_agent("highcard")], seed=5),
-                        ["random", "highcard"], RulesConfig())
+    good = game_to_dict(
+        play_game([make_agent("random"), make_agent("highcard")], seed=5), ["random", "highcard"], RulesConfig()
+    )
     files = {
-        "good": good, "illegal": _illegal(good),
+        "good": good,
+        "illegal": _illegal(good),
         "winner": {**good, "winner": 1 - good["winner"] if good["winner"] is not None else 0},
         "hash": {**good, "ruleset_hash": "0" * 16},
     }
@@ -75,9 +77,18 @@ def cases(tmp: Path) -> Iterator[Case]:
         ["replay", f"{t}/notjson.jsonl", "--gif", f"{t}/out.gif"],
     ]
     for args in commands:
-        yield Case("replay", "tacocat " + " ".join(a.replace(t, "$TMP") for a in args), lambda a=args: _invoke(a),
-                   (CliRefused,))
-    for name, path in (("a folder", tmp / "folder"), ("a .txt name", tmp / "x.txt"),
-                       ("under a file", tmp / "good.jsonl" / "x.gif"), ("in /proc", Path(unwritable))):
-        yield Case("replay", f"check_output_file({name})", lambda p=path: check_output_file(p, ".gif"),
-                   (ValueError, OSError))
+        yield Case(
+            "replay",
+            "tacocat " + " ".join(a.replace(t, "$TMP") for a in args),
+            lambda a=args: _invoke(a),
+            (CliRefused,),
+        )
+    for name, path in (
+        ("a folder", tmp / "folder"),
+        ("a .txt name", tmp / "x.txt"),
+        ("under a file", tmp / "good.jsonl" / "x.gif"),
+        ("in /proc", Path(unwritable)),
+    ):
+        yield Case(
+            "replay", f"check_output_file({name})", lambda p=path: check_output_file(p, ".gif"), (ValueError, OSError)
+        )

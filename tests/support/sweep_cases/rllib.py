@@ -68,23 +68,56 @@ def cases(tmp: Path) -> Iterator[Case]:
     yield Case("rllib", "--address at a silent TCP port", _with_tcp_server(b"", check_reachable), expect)
 
     # ports that answer, but not as Ray
-    garbage = {"an HTTP/1.1 reply": b"HTTP/1.1 200 OK\r\n\r\nhello", "zero bytes": b"\x00" * 64,
-               "every byte value": bytes(range(256)) * 4, "a Redis error": b"-ERR unknown command\r\n"}
+    garbage = {
+        "an HTTP/1.1 reply": b"HTTP/1.1 200 OK\r\n\r\nhello",
+        "zero bytes": b"\x00" * 64,
+        "every byte value": bytes(range(256)) * 4,
+        "a Redis error": b"-ERR unknown command\r\n",
+    }
     for what, reply in garbage.items():
         yield Case("rllib", f"--address at a port that sends {what}", _with_tcp_server(reply, check_reachable), expect)
-    yield Case("rllib", "ray:// at a port that sends garbage",
-               _with_tcp_server(b"\xff" * 32, lambda a: check_reachable(f"ray://{a}")), expect)
+    yield Case(
+        "rllib",
+        "ray:// at a port that sends garbage",
+        _with_tcp_server(b"\xff" * 32, lambda a: check_reachable(f"ray://{a}")),
+        expect,
+    )
     yield Case("rllib", "--address at a gRPC server that is not Ray's GCS", _with_grpc_server(check_reachable), expect)
-    yield Case("rllib", "ray:// at a gRPC server that is not a Ray Client server",
-               _with_grpc_server(lambda a: check_reachable(f"ray://{a}")), expect)
+    yield Case(
+        "rllib",
+        "ray:// at a gRPC server that is not a Ray Client server",
+        _with_grpc_server(lambda a: check_reachable(f"ray://{a}")),
+        expect,
+    )
     yield Case("rllib", "--address at a closed port", lambda: check_reachable(_closed_port()), expect)
-    yield Case("rllib", "start_ray at a port that sends garbage (before Ray starts)",
-               _with_tcp_server(b"garbage" * 8, lambda a: start_ray(settings, a)), expect)
-    yield Case("rllib", "RAY_ADDRESS at a port that sends garbage", _with_tcp_server(b"x" * 64, via_environment), expect)
+    yield Case(
+        "rllib",
+        "start_ray at a port that sends garbage (before Ray starts)",
+        _with_tcp_server(b"garbage" * 8, lambda a: start_ray(settings, a)),
+        expect,
+    )
+    yield Case(
+        "rllib", "RAY_ADDRESS at a port that sends garbage", _with_tcp_server(b"x" * 64, via_environment), expect
+    )
 
     # addresses that are not host:port
-    malformed = ["", "nohost", "127.0.0.1:", ":6379", "127.0.0.1:http", "127.0.0.1:-1", "127.0.0.1:0",
-                 "127.0.0.1:65536", "127.0.0.1:99999", "127.0.0.1:\uff16\uff13\uff17\uff19", "127.0.0.1:\u00b2",
-                 "http://127.0.0.1:6379", "gcs://127.0.0.1:6379", "ray://", "127.0.0.1:6379\n", "a\x00b:6379"]
+    malformed = [
+        "",
+        "nohost",
+        "127.0.0.1:",
+        ":6379",
+        "127.0.0.1:http",
+        "127.0.0.1:-1",
+        "127.0.0.1:0",
+        "127.0.0.1:65536",
+        "127.0.0.1:99999",
+        "127.0.0.1:\uff16\uff13\uff17\uff19",
+        "127.0.0.1:\u00b2",
+        "http://127.0.0.1:6379",
+        "gcs://127.0.0.1:6379",
+        "ray://",
+        "127.0.0.1:6379\n",
+        "a\x00b:6379",
+    ]
     for address in malformed:
         yield Case("rllib", f"--address {address!r}", lambda a=address: check_reachable(a), expect)
