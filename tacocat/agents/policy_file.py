@@ -139,7 +139,9 @@ def save_policy(
         arrays[f"layer_{i}_weight"], arrays[f"layer_{i}_bias"] = weight, bias
     arrays[METADATA] = np.frombuffer(json.dumps(data, sort_keys=True).encode(), dtype=np.uint8)
     tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez(tmp, **arrays)
+    # float32 layers and uint8 metadata only: nothing to pickle, and the reader unpickles nothing.
+    # Named, the flag is also not one that **arrays could fill (numpy's stub types it bool).
+    np.savez(tmp, allow_pickle=False, **arrays)
     tmp.replace(path)
     return path
 

@@ -8,7 +8,7 @@ first problem and the rule it breaks; every state play reaches passes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -16,6 +16,8 @@ from tacocat.game.errors import InvalidPositionError
 from tacocat.game.events import Event
 from tacocat.game.ruleset import Ruleset
 from tacocat.game.state import Deal, GameState, Phase, make_rng
+
+_T = TypeVar("_T")
 
 
 def make_state(
@@ -55,26 +57,26 @@ def make_state(
         rules=rules,
         rng=make_rng(rng),
         space=space,
-        covered=covered,
+        covered=_as_given(covered),
         rounds_played=rounds_played,
         phase=phase,
         to_act=to_act,
-        hands=hands,
-        set_aside=[[0] * n_values, [0] * n_values] if set_aside is None else set_aside,
-        draw_pile=draw_pile,
-        discard=[0] * n_values if discard is None else discard,
-        replace_queue=replace_queue,
-        replace_cap=replace_cap,
-        replaced=replaced,
-        duel=duel,
+        hands=_rows_as_given(hands),
+        set_aside=[[0] * n_values, [0] * n_values] if set_aside is None else _rows_as_given(set_aside),
+        draw_pile=_as_given(draw_pile),
+        discard=[0] * n_values if discard is None else _as_given(discard),
+        replace_queue=_as_given(replace_queue),
+        replace_cap=_as_given(replace_cap),
+        replaced=_as_given(replaced),
+        duel=_as_given(duel),
         last_duel=last_duel,
         attacker=attacker,
-        attack=attack,
-        answers=answers,
+        attack=_as_given(attack),
+        answers=_as_given(answers),
         winner=winner,
         truncated=truncated,
         last_round_winner=last_round_winner,
-        events=events,
+        events=_as_given(events),
     )
     check_state(given, where)
     state = given.clone(rng=given.rng)
@@ -259,11 +261,26 @@ def check_pile_order(state: GameState, pile: Sequence[int]) -> None:
         )
 
 
+def _as_given(parts: Sequence[_T]) -> list[_T]:
+    """`parts` exactly as given, typed as the list a GameState field holds: `make_state` builds
+    its first state from the unchecked parts on purpose, so that `check_state` refuses any that
+    is not a list or tuple of the right values (a copy into lists would hide that), and only the
+    checked state's clone, whose fields are lists, is handed out."""
+    return cast("list[_T]", parts)
+
+
+def _rows_as_given(rows: Sequence[Sequence[_T]]) -> list[list[_T]]:
+    """`rows` exactly as given (hands, set-asides), typed as a GameState field: as `_as_given`."""
+    return cast("list[list[_T]]", rows)
+
+
 def _integer(value: Any, low: int, high: int, none: bool = False) -> bool:
     """An integer (not a bool) in [low, high), or None where `none`."""
     if value is None:
         return none
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and low <= value < high
+    return (
+        isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and bool(low <= value < high)
+    )
 
 
 def _sequence(values: Any, length: int | None = None) -> bool:

@@ -59,7 +59,7 @@ outside the action space still raises `tacocat.ActionOutOfRangeError` in that mo
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -260,7 +260,9 @@ class raw_env(AECEnv):
             self._was_dead_step(action)
             return
         rounds_before = game.rounds_played
-        apply_action(game, action, _SEAT[agent])  # raises, game unchanged, if illegal
+        # raises, game unchanged, if illegal; the action goes on as given, None included: the engine
+        # checks it itself (check_action_id, after its game-over and turn checks, in that order)
+        apply_action(game, cast(int, action), _SEAT[agent])
         self._cumulative_rewards[agent] = 0.0
         over = game.phase is _OVER
         paid = round_shaping(game, rounds_before)

@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +69,7 @@ from pydantic import ValidationError
 from tacocat.game.config import RulesConfig
 from tacocat.game.engine import apply_action, legal_actions, new_game, reorder_pile, shaped_returns
 from tacocat.game.errors import TacocatError
+from tacocat.game.events import Event, ReplaceRevealed, RoundDealt
 from tacocat.game.observation import ObservationLayout, describe, encode
 from tacocat.game.presets import preset_config
 from tacocat.game.ruleset import Ruleset, compile_rules
@@ -456,11 +458,12 @@ class TacocatState(pyspiel.State):
         slots: list[tuple[int, int]] = []
         new_round = False
         for event in new_events:
-            if event[0] == "round":  # R6.4: a new round is shuffled and dealt
+            # the engine appends typed events: the kind "round" is a RoundDealt, "replace" a ReplaceRevealed
+            if isinstance(event, RoundDealt):  # R6.4: a new round is shuffled and dealt
                 new_round = True
-                slots += [(0, event[3]), (1, event[3])]
-            elif event[0] == "replace" and event[2]:  # R4.3: as many cards drawn as discarded
-                slots.append((event[1], len(event[2])))
+                slots += [(0, event.deal_size), (1, event.deal_size)]
+            elif isinstance(event, ReplaceRevealed) and event.cards:  # R4.3: as many cards drawn as discarded
+                slots.append((event.player, len(event.cards)))
         if not slots:
             self._box.engine = trial
             self._log_events(new_events)
@@ -517,8 +520,8 @@ class TacocatState(pyspiel.State):
             hands = {player: tuple(chosen) for (player, _), chosen in zip(draws.slots, draws.chosen, strict=True)}
             deal = Deal((hands[0], hands[1]), tuple(pile))
             if draws.move is None:
-                engine = self._box.engine = new_game(self.rules, _UNUSED_RNG, deal=deal)
-                self._log_events(engine.events)
+                dealt = self._box.engine = new_game(self.rules, _UNUSED_RNG, deal=deal)
+                self._log_events(dealt.events)
                 return
             engine = self._box.engine
             assert engine is not None
@@ -540,7 +543,7 @@ class TacocatState(pyspiel.State):
             assert gained == chosen, "the engine did not draw the chance outcome"
         self._log_events(engine.events[before:])
 
-    def _log_events(self, events: list[tuple]) -> None:
+    def _log_events(self, events: Sequence[Event]) -> None:
         for event in events:
             text = " ".join(str(x) for x in event)
             self._logs[0].append(text)

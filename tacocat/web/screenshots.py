@@ -57,7 +57,9 @@ def take(out: Path) -> None:
         page.wait_for_selector("#play[data-version='0'][data-busy=false]")
 
         def move() -> None:
-            version = int(page.get_attribute("#play", "data-version"))
+            shown = page.get_attribute("#play", "data-version")
+            assert shown is not None, "the play tab carries data-version once a game is shown (waited for above)"
+            version = int(shown)
             page.locator("#play button.move").last.click()
             page.wait_for_selector(f"#play[data-version='{version + 1}'][data-busy=false]")
 
@@ -70,7 +72,9 @@ def take(out: Path) -> None:
         page.wait_for_selector("#watch[data-version='0']")
 
         def step() -> None:
-            version = int(page.get_attribute("#watch", "data-version"))
+            shown = page.get_attribute("#watch", "data-version")
+            assert shown is not None, "the watch tab carries data-version once a game is shown (waited for above)"
+            version = int(shown)
             page.click("#watch .step")
             page.wait_for_selector(f"#watch[data-version='{version + 1}'][data-busy=false]")
 

@@ -69,7 +69,10 @@ def _number(low: float, high: float) -> Param:
 
 
 def _choice(*options: str) -> Param:
-    return Param(TypeAdapter(Literal[options]), f"one of {', '.join(options)}")
+    # a Literal of the options (`Literal[("a", "b")]` is `Literal["a", "b"]`), built at run time,
+    # which no static type can name: the adapter validates against it all the same
+    choices: Any = Literal[options]
+    return Param(TypeAdapter(choices), f"one of {', '.join(options)}")
 
 
 FLAG = Param(TypeAdapter(bool), "true or false")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 import numpy as np
 
@@ -12,7 +13,25 @@ from tacocat.game.render.scene import Circle, Label, Rect, Scene, table_facts, t
 from tacocat.game.state import GameState
 from tacocat.game.view import PlayerView
 
-_HA = {"start": "left", "middle": "center", "end": "right"}
+if TYPE_CHECKING:
+    from matplotlib.transforms import Transform
+
+_HA: dict[str, Literal["left", "center", "right"]] = {"start": "left", "middle": "center", "end": "right"}
+
+
+class _Common(TypedDict):
+    """What every artist of a scene is drawn with."""
+
+    transform: Transform
+    zorder: int
+
+
+class _Style(_Common):
+    """What every shape but a label is drawn with."""
+
+    facecolor: str
+    edgecolor: str
+    linewidth: float
 
 
 def scene_image(scene: Scene, width: int | None = None, height: int | None = None) -> np.ndarray:
@@ -22,16 +41,17 @@ def scene_image(scene: Scene, width: int | None = None, height: int | None = Non
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.patches import Circle as CirclePatch
-    from matplotlib.patches import FancyBboxPatch, Rectangle
+    from matplotlib.patches import FancyBboxPatch, Patch, Rectangle
     from matplotlib.patches import Polygon as PolygonPatch
     from matplotlib.text import Text
 
-    if width is None and height is None:
-        width, height = round(scene.width), round(scene.height)
+    if width is None:
+        if height is None:
+            width, height = round(scene.width), round(scene.height)
+        else:
+            width = round(scene.width * height / scene.height)
     elif height is None:
         height = round(scene.height * width / scene.width)
-    elif width is None:
-        width = round(scene.width * height / scene.height)
     scale = min(width / scene.width, height / scene.height)
     dpi = 100
     fig = Figure(figsize=(width / dpi, height / dpi), dpi=dpi, facecolor=scene.background)
@@ -43,7 +63,7 @@ def scene_image(scene: Scene, width: int | None = None, height: int | None = Non
     ax.axis("off")
     # the shapes are the figure's own artists, in the scene's order (one z-order: the order they
     # are added in), unclipped: the axes' limit and clipping bookkeeping cost most of a frame
-    common = {"transform": ax.transData, "zorder": 1}
+    common: _Common = {"transform": ax.transData, "zorder": 1}
     points = 72 / dpi * scale  # a size in scene pixels, in points
     for shape in scene.shapes:
         if isinstance(shape, Label):
@@ -61,12 +81,13 @@ def scene_image(scene: Scene, width: int | None = None, height: int | None = Non
                 )
             )
             continue
-        style = {
+        style: _Style = {
             "facecolor": shape.fill,
             "edgecolor": "none" if shape.stroke == "none" else shape.stroke,
             "linewidth": 0.8 * scale,
             **common,
         }
+        patch: Patch
         if isinstance(shape, Rect) and shape.radius:
             patch = FancyBboxPatch(
                 (shape.x, shape.y), shape.w, shape.h, boxstyle=f"round,pad=0,rounding_size={shape.radius}", **style

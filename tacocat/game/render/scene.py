@@ -259,6 +259,7 @@ def _status(f: TableFacts) -> str:
     if f.phase is Phase.OVER:
         result = "truncated, no winner" if f.winner is None else f"{names[f.winner]} (player_{f.winner}) wins"
         return f"Game over after {f.rounds_played} rounds: {result}"
+    assert f.to_act is not None  # someone is to act until the game is over
     arrow = "both players" if f.arrow is None else names[f.arrow]
     text = (
         f"Round {f.rounds_played + 1} · deal {f.rules.board[f.space]} · arrow → {arrow} · "

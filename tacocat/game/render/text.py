@@ -5,7 +5,19 @@ player's (`render_view`, the text twin of the observation) and one public event
 from __future__ import annotations
 
 from tacocat.game.engine import moves_to_goal
-from tacocat.game.events import EVENT_CLASS, Event, EventKind
+from tacocat.game.events import (
+    EVENT_CLASS,
+    AnswerPlayed,
+    AttackPlayed,
+    DuelRevealed,
+    Event,
+    EventKind,
+    ReplaceRevealed,
+    RoundDealt,
+    ShowdownRevealed,
+    TacocatMoved,
+    TrickEnded,
+)
 from tacocat.game.state import GameState, Phase
 from tacocat.game.view import PlayerView
 
@@ -122,6 +134,7 @@ def render_view(view: PlayerView) -> str:
             outcome = "you won!" if view.winner == me else "the opponent won."
         lines.append(f"Game over: {outcome}")
     else:
+        assert view.to_act is not None  # someone is to act until the game is over
         lines.append(f"Phase: {view.phase.name.lower()}; to act: {who[view.to_act]}")
     return "\n".join(lines)
 
@@ -132,25 +145,24 @@ def describe_event(event: Event, values: tuple[int, ...]) -> str:
     def show(cards: tuple[int, ...]) -> str:
         return " ".join(str(values[v]) for v in cards) or "nothing"
 
-    kind = EventKind(event[0])
-    e = EVENT_CLASS[kind](*event)
-    if kind is EventKind.ROUND:
+    e = EVENT_CLASS[EventKind(event[0])](*event)
+    if isinstance(e, RoundDealt):
         who = "both players" if e.arrow is None else f"player_{e.arrow}"
         return f"Round {e.number}: Tacocat on space {e.space}, {e.deal_size} cards each; arrow points at {who}."
-    if kind is EventKind.REPLACE:
+    if isinstance(e, ReplaceRevealed):
         return f"player_{e.player} replaced {len(e.cards)} card(s): {show(e.cards)}."
-    if kind is EventKind.DUEL:
+    if isinstance(e, DuelRevealed):
         return f"Duel: player_0 {values[e.card_p0]} vs player_1 {values[e.card_p1]}."
-    if kind is EventKind.ATTACK:
+    if isinstance(e, AttackPlayed):
         return f"player_{e.player} attacks with {show(e.cards)}."
-    if kind is EventKind.ANSWER:
+    if isinstance(e, AnswerPlayed):
         return f"player_{e.player} {'defends with' if e.defended else 'fails with'} {values[e.card]}."
-    if kind is EventKind.TRICK:
+    if isinstance(e, TrickEnded):
         return f"player_{e.next_attacker} takes the trick and attacks next."
-    if kind is EventKind.SHOWDOWN:
+    if isinstance(e, ShowdownRevealed):
         result = "void round" if e.winner is None else f"player_{e.winner} wins the round"
         return f"Showdown: player_0 {values[e.last_p0]} vs player_1 {values[e.last_p1]}: {result}."
-    if kind is EventKind.MOVE:
+    if isinstance(e, TacocatMoved):
         return (
             f"player_{e.winner} moves the Tacocat from space {e.from_space} to {e.to_space}; "
             f"space {e.from_space} is covered."

@@ -28,7 +28,7 @@ import contextlib
 import dataclasses
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -286,7 +286,8 @@ class LeagueTrainer:
                 params={**runner.params, "actor": actor}, magnet=None if runner.magnet is None else actor
             )
         #: the critic's warm-up: its iteration and its own optimizer state (None without one)
-        self.warmup_fn, self.critic_opt = None, None
+        self.warmup_fn: Callable[..., Any] | None = None
+        self.critic_opt: Any = None
         if self.league.magnet is not None:
             self.progress_fields = (*self.progress_fields, "magnet_kl")
         if self.league.critic_warmup:
@@ -298,7 +299,8 @@ class LeagueTrainer:
         self.pool.arrays = self._on_devices(self.pool.arrays)
         self.runner = self._runner_on_devices(runner)
         #: the main exploiter (`league.exploiter`): its iteration and its runner (None without one)
-        self.exploiter_fn, self.exploiter = None, None
+        self.exploiter_fn: Callable[..., Any] | None = None
+        self.exploiter: Runner | None = None
         if self.league.exploiter is not None:
             self.exploiter_fn = build_exploiter(config)
             self.exploiter_settings = exploiter_settings(config)
@@ -357,6 +359,7 @@ class LeagueTrainer:
         weights or fresh ones (drawn from the seed and the restart's number), fresh Adam
         statistics; its games go on."""
         config = self.config
+        assert config.league.exploiter is not None, "an exploiter is only (re)started in a league with one"
         if config.league.exploiter.reset_to == "main":
             params = self.params()
         else:
@@ -368,6 +371,7 @@ class LeagueTrainer:
         """One exploiter iteration, every game against the main policy as it is now."""
         main = jax.tree.map(lambda x: x[None], self.params())
         coefs = Coefficients.of(self.config.algo.ent_coef, 0.0)
+        assert self.exploiter_fn is not None and self.exploiter is not None, "trained only in a league with one"
         self.exploiter, metrics = self.exploiter_fn(self.exploiter, main, jnp.zeros(1, jnp.int32), coefs)
         games, wins = jax.device_get((metrics["games_per_row"], metrics["wins_per_row"]))
         return {"exploiter_games": int(games.sum()), "exploiter_win_rate": float(wins.sum() / max(games.sum(), 1))}
@@ -380,6 +384,7 @@ class LeagueTrainer:
         ids = self._on_devices(jnp.asarray(snapshot_ids))
         coefs = self._on_devices(coefficients(self.config, self.iteration))
         if warming:
+            assert self.warmup_fn is not None, "a critic warm-up has its iteration (built with it)"
             self.runner, self.critic_opt, metrics = self.warmup_fn(
                 self.runner, pool.arrays, ids, coefs, self.critic_opt
             )
@@ -398,6 +403,7 @@ class LeagueTrainer:
             pool.add(self.runner.params)
         exploiter = league.exploiter
         if exploiter is not None:
+            assert self.exploiter is not None, "a league with an exploiter config has its runner"
             if self.iteration % exploiter.snapshot_every == 0:
                 pool.add(self.exploiter.params)
             if exploiter.reset_every and self.iteration % exploiter.reset_every == 0:
@@ -420,7 +426,7 @@ class LeagueTrainer:
     def _state(self) -> tuple:
         """The arrays a checkpoint holds: the runner, the pool and, with a critic warm-up, its
         optimizer state, and with an exploiter, its runner."""
-        state = (self._runner_on_host(), self._on_host(self.pool.arrays))
+        state: tuple[Any, ...] = (self._runner_on_host(), self._on_host(self.pool.arrays))
         if self.critic_opt is not None:
             state = (*state, self._on_host(self.critic_opt))
         return state if self.exploiter is None else (*state, self.exploiter)
@@ -430,8 +436,13 @@ class LeagueTrainer:
         multi-process run's others): it takes its part in gathering the state, and writes nothing."""
         leaves = jax.tree.leaves(plain_arrays(self._state()))
         if folder is not None:
-            np.savez(folder / ARRAYS, **{f"leaf_{i}": np.asarray(x) for i, x in enumerate(leaves)})
-        return LeagueState(rng=self.rng.bit_generator.state, pool=self.pool.bookkeeping()).model_dump()
+            # plain numeric arrays (keys as their data): no pickle written, none read (read_arrays);
+            # named, the flag is also not one that the ** leaves could fill (numpy's stub types it bool)
+            leaves_by_name = {f"leaf_{i}": np.asarray(x) for i, x in enumerate(leaves)}
+            np.savez(folder / ARRAYS, allow_pickle=False, **leaves_by_name)
+        # validated from plain data (the generator's state and the pool's book are dicts)
+        state = {"rng": self.rng.bit_generator.state, "pool": self.pool.bookkeeping()}
+        return LeagueState.model_validate(state).model_dump()
 
     def restore(self, folder: Path, marker: CheckpointMarker) -> None:
         """The checkpoint read into the shapes of this (fresh) trainer's runner and pool and

@@ -118,9 +118,9 @@ def build_algo_config(config: RllibExperiment) -> Any:
         .env_runners(
             num_env_runners=settings.env_runners,
             num_envs_per_env_runner=settings.envs_per_env_runner,
-            # Ray's resources take fractions of a CPU, whatever RLlib's annotation says
-            num_cpus_per_env_runner=settings.cpus_per_env_runner,
-        )  # type: ignore[arg-type]  # a float
+            # Ray's resources take fractions of a CPU, whatever RLlib's annotation (int | None) says
+            num_cpus_per_env_runner=settings.cpus_per_env_runner,  # type: ignore[arg-type]  # a float
+        )
         .learners(num_learners=settings.learners, num_gpus_per_learner=settings.gpus_per_learner)
         .multi_agent(
             policies=set(specs), policy_mapping_fn=make_policy_mapping(settings, opponents), policies_to_train=[LEARNER]
