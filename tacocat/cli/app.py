@@ -14,7 +14,7 @@
     tacocat exploit counter --preset skirmish --exact
 
 Also runnable as `python -m tacocat.cli.app`. Matches and tournaments use the duplicate
-format: `--deal-pairs N` (old name `--games`) is the number of deal pairs (2N games, seats swapped on each deal).
+format: `--deal-pairs N` is the number of deal pairs (2N games, seats swapped on each deal).
 """
 
 from __future__ import annotations
@@ -140,11 +140,10 @@ def _check_agent_file(spec: str, hint: str) -> None:
     of the spec are left to the command's own checks."""
     from tacocat.agents.policy_file import PolicyFileError
     from tacocat.agents.registry import make_agent
-    from tacocat.agents.trained import ModelFileError
 
     try:
         make_agent(spec)
-    except (PolicyFileError, ModelFileError) as err:
+    except PolicyFileError as err:  # a refused SB3 model too (ModelFileError is one)
         raise typer.BadParameter(str(err), param_hint=hint) from None
     except ValueError:
         return
@@ -238,7 +237,7 @@ def match_command(
         "--deal-pairs",
         "-n",
         min=1,
-        help="Deal pairs: each deal is played twice, seats swapped (--games is the old name).",
+        help="Deal pairs: each deal is played twice, seats swapped.",
     ),
     seed: int = typer.Option(0, "--seed", "-s", min=0, help="Match seed (deals and agents' randomness)."),
     workers: int = typer.Option(1, "--workers", "-w", min=1, help="Worker processes (results do not depend on it)."),
@@ -293,7 +292,7 @@ def tournament_command(
         "--deal-pairs",
         "-n",
         min=1,
-        help="Deal pairs per pairing (2 games each, seats swapped; --games is the old name).",
+        help="Deal pairs per pairing (2 games each, seats swapped).",
     ),
     seed: int = typer.Option(0, "--seed", "-s", min=0, help="Seed: every pairing plays the same deals."),
     workers: int = typer.Option(1, "--workers", "-w", min=1, help="Worker processes."),
