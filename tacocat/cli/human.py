@@ -204,13 +204,5 @@ def play_human(
     if state.is_over:
         output_fn("")
         output_fn(render_view(player_view(state, seat)))
-    record = GameRecord(
-        seed=seed,
-        ruleset_hash=state.rules.hash,
-        winner=state.winner,
-        truncated=state.truncated,
-        rounds=state.rounds_played,
-        actions=list(state.actions),
-        events=list(state.events),
-    )
+    record = GameRecord.of(state, seed)
     return HumanGameResult(seed, seat, opp_name, state.winner if state.is_over else None, quit_game, record)

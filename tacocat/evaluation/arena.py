@@ -11,6 +11,7 @@ from tacocat.agents.base import Agent, AgentInput
 from tacocat.game.config import RulesConfig, make_config
 from tacocat.game.engine import apply_action, new_game
 from tacocat.game.events import Event
+from tacocat.game.state import GameState
 
 
 @dataclass
@@ -24,6 +25,20 @@ class GameRecord:
     rounds: int
     actions: list[tuple[int, int]] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, state: GameState, seed: int, keep_events: bool = True) -> GameRecord:
+        """The record of the game `state` (dealt from `seed`) as it stands: copies of its
+        actions and, with `keep_events`, its public events."""
+        return cls(
+            seed=seed,
+            ruleset_hash=state.rules.hash,
+            winner=state.winner,
+            truncated=state.truncated,
+            rounds=state.rounds_played,
+            actions=list(state.actions),
+            events=list(state.events) if keep_events else [],
+        )
 
     @property
     def length(self) -> int:
@@ -54,12 +69,4 @@ def play_game(
         player = state.to_act
         action = agents[player].act(AgentInput.from_state(state, player))
         apply_action(state, action, player)
-    return GameRecord(
-        seed=seed,
-        ruleset_hash=state.rules.hash,
-        winner=state.winner,
-        truncated=state.truncated,
-        rounds=state.rounds_played,
-        actions=state.actions,
-        events=state.events if keep_events else [],
-    )
+    return GameRecord.of(state, seed, keep_events)

@@ -108,18 +108,6 @@ class Rules:
         return {"preset": self.preset, "overrides": self.overrides, "hash": self.config.ruleset_hash()}
 
 
-def _record(state: GameState, seed: int) -> GameRecord:
-    return GameRecord(
-        seed=seed,
-        ruleset_hash=state.rules.hash,
-        winner=state.winner,
-        truncated=state.truncated,
-        rounds=state.rounds_played,
-        actions=list(state.actions),
-        events=list(state.events),
-    )
-
-
 def _as_line(game: dict[str, Any]) -> str:
     return json.dumps(game, separators=(",", ":"))
 
@@ -281,7 +269,7 @@ class PlayGame(Game):
         if not self.state.is_over:
             raise WebError(409, "the game file is available once the game is over")
         agents = ["human", self.opponent] if self.seat == 0 else [self.opponent, "human"]
-        return _as_line(game_to_dict(_record(self.state, self.seed), agents, self.rules.config, finished=True))
+        return _as_line(game_to_dict(GameRecord.of(self.state, self.seed), agents, self.rules.config, finished=True))
 
     def rematch(self, swap: bool, budget: Budget) -> PlayGame:
         return PlayGame(self.rules, self.choice, 1 - self.seat if swap else self.seat, None, budget)
@@ -370,7 +358,7 @@ class WatchGame(Game):
         if not self.state.is_over:
             raise WebError(409, "the game file is available once the game is over")
         return _as_line(
-            game_to_dict(_record(self.state, self.seed), list(self.specs), self.rules.config, finished=True)
+            game_to_dict(GameRecord.of(self.state, self.seed), list(self.specs), self.rules.config, finished=True)
         )
 
     def rematch(self, swap: bool, budget: Budget) -> WatchGame:
