@@ -7,6 +7,13 @@ league's opponents, advantages, `n_epochs` of minibatch updates), best of `--rep
 compilation. Compilation is timed on its own; the load average is printed, since other processes
 on a shared machine slow every figure down.
 
+The FLOP ceiling, in the same run: the iteration's matrix-product FLOPs per env step, counted from
+its jaxpr with every loop unrolled (`benchmarks/flop_count.py`; XLA's cost analysis, printed
+beside it, counts each loop body once), then every distinct product timed alone at its own shape.
+"Matmul time alone" is what the iteration's products would take at those rates; its share of the
+iteration's wall time is the fraction of the machine's matmul rate, at the network's shapes, that
+training reaches. The rest is the batch engine, the opponents and the element-wise work.
+
     python benchmarks/league_speed.py                                   # tacocat/train/configs/league.yaml
     python benchmarks/league_speed.py --set n_envs=2048 --set algo.n_epochs=2
 """
@@ -16,11 +23,13 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from benchmarks.flop_count import matmul_products, product_seconds
 from tacocat.game.batch.rollout import make_rollout
 from tacocat.stamp import describe, stamp
 from tacocat.train.config import load_experiment
@@ -84,7 +93,34 @@ def main() -> None:
         f"| league PPO iteration ({s.n_epochs} epochs, net {list(s.hidden)}) | {s.n_envs:,} | {s.n_steps} | "
         f"{steps / train_s:,.0f} | {rollout_s / train_s:.2f} |"
     )
+    print_flop_ceiling(iteration, (state["runner"], pool.arrays, ids, coefs), steps, train_s)
     print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+def print_flop_ceiling(iteration: Any, args: tuple, steps: int, train_s: float) -> None:
+    """The iteration's matmul FLOPs per env step and the share of the matmul rate it reaches."""
+    products = matmul_products(iteration, *args)
+    flops = sum(p.flops * n for p, n in products.items())
+    xla = iteration.lower(*args).compile().cost_analysis()
+    xla_flops = float((xla[0] if isinstance(xla, list) else xla).get("flops", 0.0))
+    per_step = flops / steps
+    print(f"\nmatmul FLOPs per env step: {per_step:,.0f} ({flops / 1e9:.1f} GFLOP an iteration, loops unrolled)")
+    print(f"XLA cost analysis, loop bodies counted once: {xla_flops / 1e9:.2f} GFLOP an iteration\n")
+    print("| product (lhs x rhs) | per iteration | share of FLOPs | GFLOP/s alone |")
+    print("|---|---:|---:|---:|")
+    alone = 0.0
+    for product, n in sorted(products.items(), key=lambda item: -item[0].flops * item[1]):
+        seconds = product_seconds(product)
+        alone += seconds * n
+        if product.flops * n >= 0.01 * flops:
+            print(
+                f"| {product.lhs} x {product.rhs} | {n} | {product.flops * n / flops:.1%} | "
+                f"{product.flops / seconds / 1e9:.1f} |"
+            )
+    print(
+        f"\nachieved {flops / train_s / 1e9:.1f} GFLOP/s; the same products alone: {flops / alone / 1e9:.1f} GFLOP/s "
+        f"({alone:.2f} s of the iteration's {train_s:.2f} s: {alone / train_s:.0%} of the matmul rate at these shapes)"
+    )
 
 
 if __name__ == "__main__":
