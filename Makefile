@@ -29,7 +29,7 @@ check: $(STAMP)
 	$(VENV)/bin/mypy
 
 test: check
-	$(PY) -m pytest -n 2 -q
+	$(PY) -m pytest -n 2 -q --durations=25
 
 bench: $(STAMP)
 	$(PY) benchmarks/env_speed.py
