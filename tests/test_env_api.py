@@ -138,7 +138,7 @@ def test_action_names_round_trip_and_text_views():
     views = raw.observation_views("player_0")
     assert list(views) == [name for name, _, _ in raw.layout.table()]
     assert views["hand_sizes"].tolist() == [7, 7]
-    assert "You are player_1 " in raw.observation_text("player_1")
+    assert "You are player_1:" in raw.observation_text("player_1")
     assert raw.public_history() == raw.game.events and raw.public_history() is not raw.game.events
     assert len(raw.ruleset_hash) == 16
 
@@ -170,9 +170,9 @@ def test_render_ansi_returns_the_board():
     assert isinstance(text, str)
     first = text.splitlines()[0]
     assert first.startswith("P0 GOAL") and first.endswith("P1 GOAL")
-    assert "[@O 7]" in first  # the Tacocat on the centre space (the O of TACOCAT, deal 7)
+    assert "[@4O 7]" in first  # the Tacocat on the centre space (space 4, the O of TACOCAT, deal 7)
     assert first.count("[") == 7
-    assert "hands: P0 7 / P1 7" in text and "to act: player_0 (replace)" in text
+    assert "hands: player_0 7 / player_1 7" in text and "to act: player_0 (replace)" in text
 
 
 def test_render_shows_no_hidden_cards():

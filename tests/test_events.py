@@ -40,12 +40,11 @@ def random_game(seed: int):
 @given(st.integers(0, 2**31))
 def test_every_event_is_typed_and_survives_a_json_round_trip(seed):
     state = random_game(seed)
-    values = state.rules.values
     for event in state.events:
         assert isinstance(event, CLASS_OF_KIND[event.kind]) and event[0] == event.kind.value
         back = json.loads(json.dumps(event))  # what a file holds: a plain list, the kind as its name
         assert back[0] == event.kind.value and len(back) == len(event)
-        assert describe_event(back, values) == describe_event(event, values)
+        assert describe_event(back, state.rules) == describe_event(event, state.rules)
     assert state.events[0].kind == "round" and state.events[-1] == ("game_over", state.winner)
 
 

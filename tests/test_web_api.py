@@ -138,9 +138,37 @@ def test_the_table_and_the_words_are_the_players_view(client):
     from tacocat.game.render.svg import render_svg
     from tacocat.game.render.text import describe_event, render_view
 
-    assert data["text"] == render_view(view)
-    assert data["svg"] == render_svg(view, names=("random", "you"))
-    assert data["history"] == [describe_event(e, view.rules.values) for e in view.events]
+    names = ("random", "you")
+    assert data["text"] == render_view(view, "random")
+    assert data["svg"] == render_svg(view, names=names)
+    assert data["svg_narrow"] == render_svg(view, names=names, narrow=True)
+    assert data["history"] == [describe_event(e, view.rules, names) for e in view.events]
+    # one vocabulary: the agent by its name and "you", never the seats
+    words = " ".join([data["text"], *data["history"]])
+    assert "player_0" not in " ".join(data["history"]) and "random" in words and "You " in words
+
+
+def test_the_agents_replies_are_the_players_tables_after_each_public_step(client):
+    """A move's answer carries the agent's replies, one per action of it that made public
+    events: the person's table then (their view, R7.3) and those events in words."""
+    data = _play(client, opponent="random", preset="race", seat=0, seed=3)
+    seen = 0
+    while not data["over"] and not data["replies"]:
+        data = _ok(
+            client.post(
+                f"/api/games/{data['game']}/move", json={"action": _first_move(data), "version": data["version"]}
+            )
+        )
+        seen += 1
+        assert seen < 200
+    from tacocat.game.render.svg import render_svg
+
+    game = _store(client).get(data["game"])
+    lines = [line for reply in data["replies"] for line in reply["lines"]]
+    assert lines == data["history"][len(data["history"]) - len(lines) :]  # the newest events, in order
+    assert all(reply["seat"] == 1 for reply in data["replies"])
+    assert data["replies"][-1]["svg"] == render_svg(player_view(game.state, 0), names=("you", "random"))
+    assert all(reply["svg"].count("<svg") == 1 and reply["svg_narrow"] for reply in data["replies"])
 
 
 # ---------------------------------------------------------------------------------------
@@ -229,9 +257,14 @@ def test_watching_two_agents_step_by_step(client):
         data = _ok(client.post(f"/api/games/{game_id}/step", json={"version": steps}))
         steps += 1
         player, action = game.state.actions[-1]
-        assert data["last"] == f"player_{player} ({data['names'][player]}): {game.state.rules.codec.names[action]}"
+        assert data["last"] == f"last move: {data['names'][player]}: {game.state.rules.codec.names[action]}"
     record = play_game([make_agent("counter"), make_agent("planner")], seed=4, config=preset_config("skirmish"))
     assert game.state.actions == record.actions  # the same game as the arena plays from the same seeds
+    # one round numbering for the table, the text panel and the history
+    over = f"Game over after {game.state.rounds_played} rounds"
+    assert over in data["svg"] and over in data["svg_narrow"] and data["text"].splitlines()[1] == over
+    last_round = [line for line in data["history"] if line.startswith("Round ")][-1]
+    assert last_round.startswith(f"Round {game.state.rounds_played}: ")
     before = client.get(f"/api/games/{game_id}").content
     _refused(client.post(f"/api/games/{game_id}/step", json={"version": steps}), 409, "over")
     assert client.get(f"/api/games/{game_id}").content == before
@@ -261,7 +294,7 @@ def test_a_replay_can_be_scrubbed_back_and_forth(client):
         assert frame["step"] == step
         if step:
             player, _, name = game["actions"][step - 1]
-            assert frame["last"] == f"player_{player} ({game['agents'][player]}): {name}"
+            assert frame["last"] == f"last move: {game['agents'][player]}: {name}"
     end = _ok(client.get(f"/api/games/{game_id}/frames/{steps}"))
     assert end["over"] and end["winner"] == final.winner == game["winner"]
     assert end["svg"].count("card face hand seat-0") == sum(final.hands[0])  # a post-mortem: both hands

@@ -23,7 +23,7 @@ from tacocat.evaluation.game_files import replay_game
 from tacocat.game.config import RulesConfig
 from tacocat.game.engine import apply_action, legal_actions, new_game
 from tacocat.game.render.svg import render_svg
-from tacocat.game.render.text import describe_event, render_text
+from tacocat.game.render.text import describe_event, distinct_names, render_text
 from tacocat.web.app import create_app
 from tacocat.web.games import CHECKPOINT_EVERY, IDLE_S, GameStore, PlayGame, Rules
 from tacocat.web.server import BackgroundServer
@@ -107,15 +107,15 @@ def test_every_frame_of_a_replay_is_the_state_after_its_steps():
     replay_game(game, on_state=lambda state: states.append(state.clone()))
     client = TestClient(create_app())
     game_id = _ok(client.post("/api/replay", json={"text": text}))["game"]
-    values = states[0].rules.values
     for step in sorted(
         {0, 1, CHECKPOINT_EVERY - 1, CHECKPOINT_EVERY, CHECKPOINT_EVERY + 1, 2 * CHECKPOINT_EVERY + 7, len(states) - 1}
     ):
         frame = _ok(client.get(f"/api/games/{game_id}/frames/{step}"))
         state = states[step]
-        assert frame["svg"] == render_svg(state, reveal=True, names=("random", "random"))
-        assert frame["text"] == render_text(state)
-        assert frame["history"] == [describe_event(event, values) for event in state.events]
+        names = distinct_names(("random", "random"))
+        assert frame["svg"] == render_svg(state, reveal=True, names=names)
+        assert frame["text"] == render_text(state, names)
+        assert frame["history"] == [describe_event(event, state.rules, names) for event in state.events]
 
 
 @pytest.mark.slow  # about 25 s: the traced replay of 100,000 actions

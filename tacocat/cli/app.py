@@ -352,15 +352,18 @@ def play_command(
     seed: int | None = typer.Option(None, "--seed", "-s", min=0, help="Deal seed (default: random, printed)."),
     save_game: Path | None = typer.Option(None, "--save-game", help="Append the game to this JSON-lines file."),
     rules: Path | None = RulesOption,
+    confirm_forced: bool = typer.Option(
+        False, "--confirm-forced", help="Ask before a move that is the only legal one (default: played after a notice)."
+    ),
 ) -> None:
-    """Play a game against an agent in the terminal (enter move numbers; q quits)."""
+    """Play a game against an agent in the terminal (enter move numbers; ? explains the game; q quits)."""
     from tacocat.cli.human import play_human
     from tacocat.evaluation.game_files import game_to_dict, save_games
 
     cfg = _config(rules)
     _check_agent(opponent, "--opponent", cfg)
     _check_output_file(save_game, "--save-game")
-    result = play_human(opponent, seat=seat, seed=seed, config=cfg)
+    result = play_human(opponent, seat=seat, seed=seed, config=cfg, confirm_forced=confirm_forced)
     if save_game is not None:
         seats = ["human", opponent] if seat == 0 else [opponent, "human"]
         save_games(save_game, [game_to_dict(result.record, seats, cfg, finished=not result.quit)], append=True)

@@ -30,7 +30,7 @@ from tacocat.game.config import RulesConfig
 from tacocat.game.engine import apply_action, new_game
 from tacocat.game.errors import TacocatError
 from tacocat.game.events import EventKind
-from tacocat.game.render.text import board_line, describe_event, render_text
+from tacocat.game.render.text import SEATS, board_line, describe_event, distinct_names, render_text
 from tacocat.game.state import GameState
 
 FORMAT: Final = "tacocat-game/1"
@@ -251,9 +251,9 @@ def replay_game(
     state = new_game(cfg, int(game["seed"]))
     if on_state is not None:
         on_state(state)
-    values = state.rules.values
     names = state.rules.codec.names
     agents = game.get("agents") or ["?", "?"]
+    people = distinct_names((str(agents[0]), str(agents[1]))) if game.get("agents") else SEATS
     lines: list[str] = []
 
     def emit(text: str) -> None:
@@ -269,7 +269,7 @@ def replay_game(
             if event.kind is EventKind.ROUND:
                 emit("")
                 emit(board_line(state))
-            emit(describe_event(event, values))
+            emit(describe_event(event, state.rules, people))
             seen += 1
         player, action = int(entry[0]), int(entry[1])
         if action >= len(names):
@@ -287,10 +287,10 @@ def replay_game(
         if on_state is not None:
             on_state(state)
     while seen < len(state.events):
-        emit(describe_event(state.events[seen], values))
+        emit(describe_event(state.events[seen], state.rules, people))
         seen += 1
     emit("")
-    emit(render_text(state))
+    emit(render_text(state, people))
     if "winner" in game and game["winner"] != state.winner:
         raise ReplayError(f"the replay ends with winner {state.winner}, the file says {game['winner']}")
     if not state.is_over:

@@ -1,7 +1,7 @@
 """The web app (Starlette): the page, its static files and the JSON API.
 
     GET  /                                   the page (static/index.html, app.js, app.css)
-    GET  /api/options                        agents, rule presets
+    GET  /api/options                        agents, rule presets, how to play
     POST /api/play    {opponent, seat, preset, rules, seed}   a game against an agent
     POST /api/watch   {agents: [a, b], preset, rules, seed}   two agents
     POST /api/replay  {text, game}           a saved game (a game file's text, game index)
@@ -41,6 +41,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from tacocat.game import how_to_play
 from tacocat.game.errors import one_line
 from tacocat.game.presets import PRESETS
 from tacocat.web.errors import WebError, check_text
@@ -212,7 +213,12 @@ def create_app(
 
     # what the page's forms offer, read once, and written into the page, which so needs no
     # second request before it can be used
-    choices = {"agents": served.offered(), "presets": list(PRESETS), "default_opponent": "champion"}
+    choices = {
+        "agents": served.offered(),
+        "presets": list(PRESETS),
+        "default_opponent": "champion",
+        "how_to_play": {"sections": how_to_play.SECTIONS, "groups": how_to_play.MOVE_GROUPS},
+    }
     embedded = json.dumps(choices).replace("</", "<\\/")  # (JSON's own escape: no "</script>" inside)
     page = (
         (STATIC / "index.html")

@@ -7,7 +7,10 @@ Three kinds of game live on the server, each under an unguessable id (`secrets.t
   chose; never the seed while the game is on (it fixes every deal) nor anything the agent
   knows. The move counter (`version`) counts the person's own moves, not all actions: the
   number of cards an agent set aside on a two-arrow space is hidden until both players finish
-  (R4.1). The finished game's file holds the seed: nothing is hidden any more.
+  (R4.1). The finished game's file holds the seed: nothing is hidden any more. A move's answer
+  carries the agent's replies to it for the page to step through: the person's view after
+  each agent action that made public events (actions without any, set-asides and a duel card
+  chosen face down, make no reply, so their number stays hidden).
 * `WatchGame`: two agents. Nobody's cards are hidden from the viewer (both hands, the seed);
   `version` counts every action.
 * `ReplayGame`: a saved game (a line of a game file, `tacocat.evaluation.game_files`), replayed once when it is
@@ -49,9 +52,11 @@ from tacocat.game.actions import ActionCodec
 from tacocat.game.config import RulesConfig
 from tacocat.game.engine import apply_action, new_game
 from tacocat.game.errors import ActionOutOfRangeError, GameOverError, IllegalActionError, one_line
+from tacocat.game.events import EventKind
 from tacocat.game.presets import PRESETS, preset_config
 from tacocat.game.render.svg import render_svg
-from tacocat.game.render.text import describe_event, render_text, render_view
+from tacocat.game.render.text import describe_event, distinct_names, render_text, render_view
+from tacocat.game.ruleset import Ruleset
 from tacocat.game.state import GameState
 from tacocat.game.view import PlayerView, player_view
 from tacocat.web.errors import WebError, check_text
@@ -112,8 +117,16 @@ def _as_line(game: dict[str, Any]) -> str:
     return json.dumps(game, separators=(",", ":"))
 
 
-def _history(events: Any, values: tuple[int, ...]) -> list[str]:
-    return [describe_event(event, values) for event in events]
+def _history(events: Any, rules: Ruleset, names: tuple[str, str]) -> list[str]:
+    return [describe_event(event, rules, names) for event in events]
+
+
+def _tables(subject: GameState | PlayerView, names: tuple[str, str], reveal: bool = False) -> dict[str, str]:
+    """The table as SVG, wide and for narrow screens (the page shows the one that fits)."""
+    return {
+        "svg": render_svg(subject, reveal=reveal, names=names),
+        "svg_narrow": render_svg(subject, reveal=reveal, names=names, narrow=True),
+    }
 
 
 class Game(ABC):
@@ -192,14 +205,29 @@ class PlayGame(Game):
         self.state = new_game(rules.config, self.seed)
         self.agent.reset(1 - seat, agent_rngs(self.seed, 0)[1 - seat])
         self.version = 0  # the person's moves so far
-        self._agent_moves(self.state, budget)
+        self.replies = self._agent_moves(self.state, budget)
 
-    def _agent_moves(self, state: GameState, budget: Budget) -> None:
-        """The agent acts until it is the person's turn or the game is over."""
+    @property
+    def names(self) -> tuple[str, str]:
+        """The players as the person reads them: "you" and the agent's name."""
+        return ("you", self.opponent) if self.seat == 0 else (self.opponent, "you")
+
+    def _agent_moves(self, state: GameState, budget: Budget) -> list[dict[str, Any]]:
+        """The agent acts until it is the person's turn or the game is over. Returns its
+        replies as the page steps through them: after each of its actions that made public
+        events, the person's table then and those events in words. (Only actions with public
+        events: how many cards it set aside, or when it chose its duel card, stay hidden, R4.1.)"""
+        replies: list[dict[str, Any]] = []
         while not state.is_over and state.to_act != self.seat:
             budget.check()
             player = state.to_act
+            seen = len(state.events)
             apply_action(state, self.agent.act(AgentInput.from_state(state, player)), player)
+            if len(state.events) > seen:
+                view = player_view(state, self.seat)
+                lines = _history(view.events[seen:], view.rules, self.names)
+                replies.append({"seat": player, "lines": lines, **_tables(view, self.names)})
+        return replies
 
     def view(self) -> PlayerView:
         return player_view(self.state, self.seat)
@@ -229,16 +257,16 @@ class PlayGame(Game):
         except (GameOverError, IllegalActionError) as err:
             raise _refused_move(err, action, trial.rules.codec) from None
         try:
-            self._agent_moves(trial, budget)
+            replies = self._agent_moves(trial, budget)
         except BaseException:
             self.agent.rng.bit_generator.state = generator
             raise
-        self.state, self.version = trial, self.version + 1
+        self.state, self.version, self.replies = trial, self.version + 1, replies
 
     def payload(self, game_id: str) -> dict[str, Any]:
         """What the person is sent: a function of their view and their own settings only."""
         view = self.view()
-        names = ["you", self.opponent] if self.seat == 0 else [self.opponent, "you"]
+        names = self.names
         mask = AgentInput(view).action_mask
         codec = view.rules.codec
         over = self.state.is_over
@@ -254,12 +282,15 @@ class PlayGame(Game):
             "version": self.version,
             "seat": self.seat,
             "opponent": self.opponent,
-            "names": names,
+            "names": list(names),
             "rules": self.rules.public(),
-            "svg": render_svg(view, names=(names[0], names[1])),
-            "text": render_view(view),
-            "history": _history(view.events, view.rules.values),
-            "moves": [{"action": int(a), "name": codec.names[a]} for a in mask.nonzero()[0]],
+            **_tables(view, names),
+            "text": render_view(view, self.opponent),
+            "history": _history(view.events, view.rules, names),
+            "moves": [
+                {"action": int(a), "name": codec.names[a], "label": _label(view, int(a))} for a in mask.nonzero()[0]
+            ],
+            "replies": self.replies,
             "over": over,
             "winner": view.winner if over else None,
             "result": result,
@@ -273,6 +304,16 @@ class PlayGame(Game):
 
     def rematch(self, swap: bool, budget: Budget) -> PlayGame:
         return PlayGame(self.rules, self.choice, 1 - self.seat if swap else self.seat, None, budget)
+
+
+def _label(view: PlayerView, action: int) -> str:
+    """A move's button: its name without the group ("play a 7"); a sacrifice names the card
+    it plays (R5.5: the lowest)."""
+    name = view.rules.codec.names[action].split(": ", 1)[-1]
+    if name == "sacrifice":
+        lowest = next(v for v, n in enumerate(view.hand) if n)
+        return f"sacrifice your lowest card, {view.rules.values[lowest]}"
+    return name
 
 
 def _refused_move(err: GameOverError | IllegalActionError, action: int, codec: ActionCodec) -> WebError:
@@ -302,6 +343,7 @@ class WatchGame(Game):
         super().__init__(agents[0].slow or agents[1].slow)
         self.rules, self.choices = rules, agents
         self.specs = (agents[0].text, agents[1].text)
+        self.names = distinct_names(self.specs)
         self.agents = [choice.build(rules.config, f"agents[{i}]") for i, choice in enumerate(agents)]
         self.seed = fresh_seed() if seed is None else seed
         self.state = new_game(rules.config, self.seed)
@@ -332,11 +374,11 @@ class WatchGame(Game):
 
     def payload(self, game_id: str) -> dict[str, Any]:
         state = self.state
-        names = self.specs
+        names = self.names
         last = None
         if state.actions:
             player, action = state.actions[-1]
-            last = f"player_{player} ({names[player]}): {state.rules.codec.names[action]}"
+            last = f"last move: {names[player]}: {state.rules.codec.names[action]}"
         over = state.is_over
         return {
             "game": game_id,
@@ -345,9 +387,9 @@ class WatchGame(Game):
             "seed": self.seed,
             "names": list(names),
             "rules": self.rules.public(),
-            "svg": render_svg(state, reveal=True, names=names),
-            "text": render_text(state),
-            "history": _history(state.events, state.rules.values),
+            **_tables(state, names, reveal=True),
+            "text": render_text(state, names),
+            "history": _history(state.events, state.rules, names),
             "last": last,
             "over": over,
             "winner": state.winner if over else None,
@@ -369,7 +411,7 @@ class WatchGame(Game):
 def _result(state: GameState, names: tuple[str, str]) -> str:
     if state.winner is None:
         return "No winner: the game was truncated."
-    return f"{names[state.winner]} (player_{state.winner}) won."
+    return f"{names[state.winner]} won."
 
 
 # ---------------------------------------------------------------------------------------
@@ -422,10 +464,13 @@ class ReplayGame(Game):
             raise WebError(400, f"the game cannot be replayed: {one_line(err)}") from None
         self._players = array("B", (entry[0] for entry in game["actions"]))
         self._actions = array("I", (entry[1] for entry in game["actions"]))
-        self._history = _history(final.events, final.rules.values)
-        self._names = final.rules.codec.names
         agents = game.get("agents") or ["player_0", "player_1"]
-        self.names = (str(agents[0]), str(agents[1]))
+        self.names = distinct_names((str(agents[0]), str(agents[1])))
+        # the Tacocat's moves (at most one a decisive round, R6.5) and the event each is: all
+        # a picture or text of a step reads of the public history (the score)
+        self._moves = [(i, event) for i, event in enumerate(final.events) if event.kind is EventKind.MOVE]
+        self._history = _history(final.events, final.rules, self.names)
+        self._names = final.rules.codec.names
         self.seed = game["seed"]
         self._line = _as_line(game)
 
@@ -456,10 +501,11 @@ class ReplayGame(Game):
         if not 0 <= step <= self.steps:
             raise WebError(400, f"step {step} is out of range: the game has steps 0..{self.steps}")
         state = self.state_at(step)
+        state.events = [event for i, event in self._moves if i < self._events[step]]  # (the score)
         last = None
         if step:
             player = self._players[step - 1]
-            last = f"player_{player} ({self.names[player]}): {self._names[self._actions[step - 1]]}"
+            last = f"last move: {self.names[player]}: {self._names[self._actions[step - 1]]}"
         over = state.is_over
         return {
             "game": game_id,
@@ -468,8 +514,8 @@ class ReplayGame(Game):
             "steps": self.steps,
             "seed": self.seed,
             "names": list(self.names),
-            "svg": render_svg(state, reveal=True, names=self.names),
-            "text": render_text(state),
+            **_tables(state, self.names, reveal=True),
+            "text": render_text(state, self.names),
             "history": self._history[: self._events[step]],
             "last": last,
             "over": over,

@@ -4,8 +4,9 @@
 
 Serves the app on a free local port, drives Debian's Chromium (/usr/bin/chromium) through
 Playwright to a position worth showing in each view (fixed seeds, so the pictures are the same
-every time), and writes web_play.png, web_watch.png and web_replay.png, reduced to a palette
-of 64 colours to keep them small.
+every time), and writes web_play.png (1280 x 800), web_play_narrow.png (a 400 x 800 screen),
+web_reply.png (an agent's reply being shown), web_how_to_play.png, web_watch.png and
+web_replay.png, reduced to a palette of 64 colours to keep them small.
 """
 
 from __future__ import annotations
@@ -33,6 +34,22 @@ def _save(png: bytes, path: Path) -> None:
     print(f"wrote {path} ({image.width} x {image.height}, {path.stat().st_size // 1024} KB)")
 
 
+def _play_to_trick(page) -> None:
+    """A new game against the default opponent (seed 12, replies shown at once), played to a trick."""
+    page.set_checked("#play-form [name=step]", False)
+    page.fill("#play-form [name=seed]", "12")
+    page.click("#play-form button[type=submit]")
+    page.wait_for_selector("#play[data-version='0'][data-busy=false]")
+
+    def move() -> None:
+        shown = page.get_attribute("#play", "data-version")
+        assert shown is not None, "the play tab carries data-version once a game is shown (waited for above)"
+        page.locator("#play button.move").last.click()
+        page.wait_for_selector(f"#play[data-version='{int(shown) + 1}'][data-busy=false]")
+
+    _until_trick(page, "play", move)
+
+
 def _until_trick(page, tab: str, advance, limit: int = 200) -> None:
     """Advance until the table shows an attack and at least one answer."""
     for _ in range(limit):
@@ -48,23 +65,37 @@ def take(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with BackgroundServer() as url, sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True)
-        page = browser.new_page(viewport={"width": 1200, "height": 800})
+        phone = browser.new_page(viewport={"width": 400, "height": 800})
+        phone.goto(url + "/")
+        phone.wait_for_selector("body[data-ready=true]")
+        _play_to_trick(phone)
+        phone.locator("#play .table").scroll_into_view_if_needed()
+        _save(phone.screenshot(), out / "web_play_narrow.png")
+
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.goto(url + "/")
         page.wait_for_selector("body[data-ready=true]")
+        page.keyboard.press("?")
+        _save(page.locator("#how-to-play").screenshot(), out / "web_how_to_play.png")
+        page.keyboard.press("?")
 
-        page.fill("#play-form [name=seed]", "12")
+        _play_to_trick(page)
+        _save(page.screenshot(full_page=True), out / "web_play.png")
+
+        page.set_checked("#play-form [name=step]", True)  # a new game, the replies shown one by one
+        page.fill("#play-form [name=opponent]", "random")
+        page.fill("#play-form [name=seed]", "5")
         page.click("#play-form button[type=submit]")
         page.wait_for_selector("#play[data-version='0'][data-busy=false]")
-
-        def move() -> None:
-            shown = page.get_attribute("#play", "data-version")
-            assert shown is not None, "the play tab carries data-version once a game is shown (waited for above)"
-            version = int(shown)
-            page.locator("#play button.move").last.click()
+        for _ in range(50):  # to a move the agent answers with two public steps or more
+            version = int(page.get_attribute("#play", "data-version") or 0)
+            page.locator("#play button.move").first.click()
             page.wait_for_selector(f"#play[data-version='{version + 1}'][data-busy=false]")
-
-        _until_trick(page, "play", move)
-        _save(page.screenshot(full_page=True), out / "web_play.png")
+            if page.evaluate("views.play.data.replies.length") >= 2:
+                break
+        page.wait_for_selector("#play[data-replying=true]")
+        page.evaluate("clearTimeout(replying.timer)")  # hold the first reply for the picture
+        _save(page.screenshot(full_page=True), out / "web_reply.png")
 
         page.click("nav [data-tab=watch]")
         page.fill("#watch-form [name=seed]", "3")

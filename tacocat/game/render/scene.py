@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from tacocat.game.render.text import space_letters
+from tacocat.game.engine import moves_to_goal
+from tacocat.game.render.text import goal_of, rounds_won, space_letters, space_name
 from tacocat.game.ruleset import Ruleset
 from tacocat.game.state import GameState, Phase
 from tacocat.game.view import PlayerView
@@ -70,6 +71,8 @@ class Scene:
     height: float
     background: str
     shapes: tuple[Shape, ...]
+    #: the picture in words (the SVG's text alternative)
+    summary: str = ""
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,8 @@ class TableFacts:
     duel: tuple[int | None, int | None]
     #: a duel card chosen and face down, by seat (R5.1: player_0 chooses first)
     pending_duel: tuple[bool, bool]
+    #: decisive rounds won so far, by seat (from the public history)
+    rounds_won: tuple[int, int] = (0, 0)
 
     @property
     def arrow(self) -> int | None:
@@ -150,6 +155,7 @@ def view_facts(view: PlayerView, names: tuple[str, str] | None = None) -> TableF
         set_aside=(aside[0], aside[1]),
         duel=(duel[0], duel[1]),
         pending_duel=_pending_duel(view.phase, view.to_act),
+        rounds_won=rounds_won(view.events),
     )
 
 
@@ -182,6 +188,7 @@ def state_facts(
         set_aside=(tuple(state.set_aside[0]), tuple(state.set_aside[1])) if reveal else (None, None),
         duel=(state.duel[0], state.duel[1]) if reveal else (None, None),
         pending_duel=_pending_duel(state.phase, to_act),
+        rounds_won=rounds_won(state.events),
     )
 
 
@@ -207,6 +214,8 @@ _CARD, _BACK, _BACK_INNER, _INK, _LIGHT, _DIM = "#fffdf7", "#7a3b8f", "#a25fb8",
 _WIDTH, _HEIGHT = 1120.0, 392.0  # the aspect of the 800 x 280 frames of `render_image`
 _HAND_ROOM = 580.0  # the width a hand (with its set-aside cards) may take
 _CARD_W, _CARD_H, _SMALL_W, _SMALL_H = 44.0, 62.0, 26.0, 36.0
+#: the narrow picture (for screens up to 500 px): its width, and the smallest text it draws
+NARROW_WIDTH, NARROW_TEXT = 360.0, 11.5
 
 
 def _card(
@@ -236,12 +245,12 @@ def _row(
     room: float,
     values: tuple[int, ...],
     tag: str,
-    small: bool = False,
+    size: tuple[float, float] = (_CARD_W, _CARD_H),
     step: float | None = None,
 ) -> float:
     """Cards left to right from `x` (`step` apart, else overlapping to fit in `room` pixels);
     returns the x where the row ends."""
-    w, h = (_SMALL_W, _SMALL_H) if small else (_CARD_W, _CARD_H)
+    w, h = size
     if not cards:
         return x
     step = _step(len(cards), room, w) if step is None else step
@@ -254,40 +263,107 @@ def _listed(counts: tuple[int, ...]) -> list[int | None]:
     return [v for v, n in enumerate(counts) for _ in range(n)]
 
 
-def _status(f: TableFacts) -> str:
+def _shown(counts: tuple[int, ...], values: tuple[int, ...]) -> str:
+    return " ".join(str(values[v]) for v, n in enumerate(counts) for _ in range(n))
+
+
+def _short(name: str, limit: int = 18) -> str:
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+def _status_parts(f: TableFacts) -> list[str]:
     values, names = f.rules.values, f.names
     if f.phase is Phase.OVER:
-        result = "truncated, no winner" if f.winner is None else f"{names[f.winner]} (player_{f.winner}) wins"
-        return f"Game over after {f.rounds_played} rounds: {result}"
+        result = "truncated, no winner" if f.winner is None else f"{names[f.winner]} won"
+        return [f"Game over after {f.rounds_played} rounds", result]
     assert f.to_act is not None  # someone is to act until the game is over
     arrow = "both players" if f.arrow is None else names[f.arrow]
-    text = (
-        f"Round {f.rounds_played + 1} · deal {f.rules.board[f.space]} · arrow → {arrow} · "
-        f"to act: {names[f.to_act]} ({f.phase.name.lower()})"
-    )
+    parts = [
+        f"Round {f.rounds_played + 1}",
+        f"deal {f.rules.board[f.space]}",
+        f"arrow → {arrow}",
+        f"to act: {names[f.to_act]} ({f.phase.name.lower()})",
+    ]
     if f.phase is Phase.ANSWER and len(f.answers) < len(f.attack):
-        text += f" · card to answer: {values[f.attack[len(f.answers)]]}"
-    return text
+        parts.append(f"card to answer: {values[f.attack[len(f.answers)]]}")
+    return parts
+
+
+def _status(f: TableFacts) -> str:
+    parts = _status_parts(f)
+    return ": ".join(parts) if f.phase is Phase.OVER else " · ".join(parts)
+
+
+def _score(f: TableFacts) -> list[str]:
+    """A line per seat: rounds won, and rounds still to win to reach the goal."""
+    out = []
+    for seat in (0, 1):
+        left = moves_to_goal(f.covered, f.space, f.winner, seat)
+        won = f.rounds_won[seat]
+        out.append(f"{_short(f.names[seat], 14)}: {won} {'round' if won == 1 else 'rounds'} won, {left} to go")
+    return out
+
+
+def _side(seat: int) -> str:
+    return "left" if seat == 0 else "right"
+
+
+def table_summary(f: TableFacts) -> str:
+    """The picture in words, for people who cannot see it (the SVG's text alternative)."""
+    values, names = f.rules.values, f.names
+    parts = [_status(f) + "."]
+    if f.phase is not Phase.OVER:
+        parts.append(f"The Tacocat is on {space_name(f.space, f.rules.n_spaces)}.")
+    covered = [space_name(s, f.rules.n_spaces).split(" (")[0] for s, c in enumerate(f.covered) if c]
+    if covered:
+        parts.append("Covered: " + ", ".join(covered) + ".")
+    for seat in (0, 1):
+        left = moves_to_goal(f.covered, f.space, f.winner, seat)
+        text = (
+            f"{names[seat]}: {f.hand_sizes[seat]} cards, goal on the {_side(seat)}, "
+            f"{f.rounds_won[seat]} rounds won, {left} to {goal_of(names[seat])}"
+        )
+        hand = f.hands[seat]
+        if hand is not None:
+            text += ", holding " + _shown(hand, values)
+        parts.append(text + ".")
+    if f.last_duel is not None:
+        parts.append(f"Last duel: {names[0]} {values[f.last_duel[0]]}, {names[1]} {values[f.last_duel[1]]}.")
+    if f.attack:
+        answers = " ".join(str(values[v]) for v in f.answers) or "none yet"
+        attack = " ".join(str(values[v]) for v in f.attack)
+        attacker = names[f.attacker] if f.attacker is not None else "?"
+        parts.append(f"Trick: {attacker} attacks with {attack}; answers: {answers}.")
+    face_up = _shown(f.discard, values) or "none"
+    parts.append(f"Face up this round: {face_up}. Draw pile: {f.draw_pile_size}.")
+    return " ".join(parts)
+
+
+def _seat_text(f: TableFacts, seat: int, limit: int = 32) -> str:
+    size = f.hand_sizes[seat]
+    parts = [_short(f.names[seat], limit), f"{size} card" if size == 1 else f"{size} cards", f"goal {_side(seat)}"]
+    if f.replaced[seat] is not None:
+        parts.append(f"replaced {f.replaced[seat]}")
+    if f.attacker == seat and f.phase is not Phase.OVER:
+        parts.append("attacker")
+    return " · ".join(parts)
+
+
+def _acting(f: TableFacts, seat: int) -> bool:
+    return f.to_act == seat and f.phase is not Phase.OVER
 
 
 def _seat(shapes: list[Shape], f: TableFacts, seat: int, y_label: float, y_cards: float) -> None:
     """A player's label, hand and cards set aside."""
     values = f.rules.values
-    name = f.names[seat] if f.names[seat] == f"player_{seat}" else f"{f.names[seat]} (player_{seat})"
-    size = f.hand_sizes[seat]
-    parts = [name, f"{size} card" if size == 1 else f"{size} cards"]
-    if f.replaced[seat] is not None:
-        parts.append(f"replaced {f.replaced[seat]}")
-    if f.attacker == seat and f.phase is not Phase.OVER:
-        parts.append("attacker")
-    acting = f.to_act == seat and f.phase is not Phase.OVER
+    acting = _acting(f, seat)
     if acting:
         shapes.append(Circle(12, y_label, 6, _TOKEN, _INK, tag=f"to-act seat-{seat}"))
     shapes.append(
         Label(
             24,
             y_label,
-            " · ".join(parts),
+            _seat_text(f, seat),
             size=14,
             fill=_WIN if acting else _LIGHT,
             anchor="start",
@@ -295,13 +371,7 @@ def _seat(shapes: list[Shape], f: TableFacts, seat: int, y_label: float, y_cards
             tag=f"seat-label seat-{seat}",
         )
     )
-    hand, aside = f.hands[seat], f.set_aside[seat]
-    held = f.hand_sizes[seat] - (1 if f.pending_duel[seat] or f.duel[seat] is not None else 0)
-    if hand is None:  # hidden: backs for every card held, set-asides included (R4.1)
-        cards: list[int | None] = [None] * held
-        aside_cards: list[int | None] = []
-    else:
-        cards, aside_cards = _listed(hand), _listed(aside) if aside is not None else []
+    cards, aside_cards = _hand(f, seat)
     room = _HAND_ROOM - (150 if aside_cards else 0)
     end = _row(shapes, 20, y_cards, cards, room, values, f"hand seat-{seat}")
     if aside_cards:
@@ -310,110 +380,97 @@ def _seat(shapes: list[Shape], f: TableFacts, seat: int, y_label: float, y_cards
         _row(shapes, x + 58, y_cards, aside_cards, 20 + _HAND_ROOM - x - 58, values, f"set-aside seat-{seat}")
 
 
-def _board(shapes: list[Shape], f: TableFacts, top: float) -> float:
-    """The goals, the spaces (covered ones dark, deal sizes), arrows and the Tacocat; returns
-    the y below it."""
+def _hand(f: TableFacts, seat: int) -> tuple[list[int | None], list[int | None]]:
+    """The cards a seat holds (backs where hidden, set-asides included, R4.1) and its set-asides."""
+    hand, aside = f.hands[seat], f.set_aside[seat]
+    held = f.hand_sizes[seat] - (1 if f.pending_duel[seat] or f.duel[seat] is not None else 0)
+    if hand is None:
+        return [None] * held, []
+    return _listed(hand), _listed(aside) if aside is not None else []
+
+
+def _board(shapes: list[Shape], f: TableFacts, top: float, width: float, narrow: bool = False) -> float:
+    """The goals, the spaces (numbered above, covered ones dark, deal sizes), arrows and the
+    Tacocat; returns the y below it."""
     rules = f.rules
     n = rules.n_spaces
     letters = space_letters(n)
     over = f.phase is Phase.OVER
-    cell = min(64.0, (_WIDTH - 40) / (n + 2))
-    left = (_WIDTH - cell * (n + 2)) / 2
+    cell = min(64.0, (width - 16) / (n + 2))
+    high = 50.0 if narrow else cell
+    left = (width - cell * (n + 2)) / 2
+    number = NARROW_TEXT if narrow else 12.0
+    top += number + 4  # the spaces' numbers above them
     for goal, x in ((0, left), (1, left + cell * (n + 1))):
         won = f.winner == goal
+        tag = f"goal goal-{goal}" + (" won" if won else "")
+        shapes.append(Rect(x + 2, top, cell - 4, high, _WIN if won else _GOAL, _INK, radius=4, tag=tag))
         shapes.append(
-            Rect(
-                x + 2,
-                top,
-                cell - 4,
-                cell,
-                _WIN if won else _GOAL,
-                _INK,
-                radius=4,
-                tag=f"goal goal-{goal}" + (" won" if won else ""),
+            Label(
+                x + cell / 2,
+                top + high * 0.4,
+                "goal" if narrow else "GOAL",
+                size=NARROW_TEXT if narrow else 13,
+                bold=not narrow,
             )
         )
-        shapes.append(Label(x + cell / 2, top + cell * 0.38, f"P{goal}", size=cell * 0.22, bold=True))
-        shapes.append(Label(x + cell / 2, top + cell * 0.66, "GOAL", size=cell * 0.17))
+        if not narrow:
+            shapes.append(Label(x + cell / 2, top + high * 0.7, _short(f.names[goal], 8), size=11))
     for s in range(n):
         x = left + cell * (s + 1)
         covered, here = f.covered[s], s == f.space and not over
+        mid = x + cell / 2
+        shapes.append(Label(mid, top - number / 2 - 3, str(s + 1), size=number, fill=_DIM, tag="space-number"))
         fill, tag = (_COVERED, "space covered") if covered else (_TOKEN, "space tacocat") if here else (_SPACE, "space")
-        shapes.append(Rect(x + 2, top, cell - 4, cell, fill, _INK, radius=4, tag=tag))
+        shapes.append(Rect(x + 2, top, cell - 4, high, fill, _INK, radius=4, tag=tag))
+        if here:  # the Tacocat: a gold token under the space's letter
+            shapes.append(Circle(mid, top + high * 0.36, min(cell, high) * 0.3, _WIN, _INK, tag="tacocat token"))
         if not covered:
-            shapes.append(Label(x + cell / 2, top + cell * 0.33, letters[s], size=cell * 0.3, bold=True))
-            shapes.append(Label(x + cell / 2, top + cell * 0.75, f"deal {rules.board[s]}", size=cell * 0.17))
+            shapes.append(Label(mid, top + high * 0.36, letters[s], size=high * 0.3, bold=True))
+            deal = str(rules.board[s]) if narrow else f"deal {rules.board[s]}"
+            shapes.append(Label(mid, top + high * 0.78, deal, size=NARROW_TEXT if narrow else 11, tag="deal"))
         # the arrow of the space points at a player (R1.3): towards their side of the table
-        mid, below = x + cell / 2, top + cell + 5
+        below = top + high + 4
         for seat in (0, 1) if rules.arrows[s] is None else (rules.arrows[s],):
             down = seat == f.bottom
-            dx = 0.0 if rules.arrows[s] is not None else (-7.0 if down else 7.0)
-            tip, base = (below + 12, below) if down else (below, below + 12)
+            dx = 0.0 if rules.arrows[s] is not None else (-6.0 if down else 6.0)
+            tip, base = (below + 10, below) if down else (below, below + 10)
             shapes.append(
                 Polygon(
                     ((mid + dx - 5, base), (mid + dx + 5, base), (mid + dx, tip)), _LIGHT, tag=f"arrow arrow-{seat}"
                 )
             )
-        if here:  # the Tacocat: its space in its colour, and a token in the corner
-            shapes.append(Circle(x + cell - 11, top + 9, 5, _WIN, _INK, tag="tacocat token"))
-    return top + cell + 22
+    return top + high + 18
 
 
 def table_scene(f: TableFacts) -> Scene:
     """The picture of the table, landscape: each seat's label and hand (backs where hidden) on
     its side of the board, its duel card and its cards of the trick beside its hand (the
-    attack on the attacker's side, each answer across from the card it answers, R5.5), then
-    the face-up cards, the draw pile and a status line."""
+    attack on the attacker's side, each answer across from the card it answers, R5.5), the
+    score at the right, then the face-up cards, the draw pile and a status line."""
     values = f.rules.values
     shapes: list[Shape] = []
     bottom, top = f.bottom, 1 - f.bottom
     _seat(shapes, f, top, 16, 30)
-    y = _board(shapes, f, 116) + 4
+    y = _board(shapes, f, 100, _WIDTH) + 6
     rows = {top: 30.0, bottom: y}
     _seat(shapes, f, bottom, y + _CARD_H + 16, y)
     duel_x, trick_x = 620.0, 700.0
     shapes.append(Label(duel_x, 16, "duel", size=11, fill=_DIM, anchor="start"))
     shapes.append(Label(trick_x, 16, "trick", size=11, fill=_DIM, anchor="start"))
-    for seat in (0, 1):
-        card = f.duel[seat]
-        if card is not None or f.pending_duel[seat]:
-            _card(shapes, duel_x, rows[seat], _CARD_W, _CARD_H, card, values, f"duel seat-{seat}")
-        elif f.last_duel is not None:
-            _card(shapes, duel_x, rows[seat], _CARD_W, _CARD_H, f.last_duel[seat], values, f"last-duel seat-{seat}")
-    if f.attack:
-        attacker = f.attacker if f.attacker is not None else top
-        room = _WIDTH - trick_x - 80
-        step = _step(len(f.attack), room, _CARD_W)
-        for seat, cards, word in ((attacker, f.attack, "attack"), (1 - attacker, f.answers, "answers")):
-            end = _row(
-                shapes, trick_x, rows[seat], list(cards), room, values, f"{word.rstrip('s')} seat-{seat}", step=step
-            )
-            shapes.append(
-                Label(
-                    max(end, trick_x + _CARD_W) + 8, rows[seat] + _CARD_H / 2, word, size=11, fill=_DIM, anchor="start"
-                )
-            )
+    _duel_and_trick(shapes, f, rows, duel_x, trick_x, _WIDTH - trick_x - 80, (_CARD_W, _CARD_H))
+    score_x = _WIDTH - 262  # right of the board
+    shapes.append(Label(score_x, 124, "score", size=11, fill=_DIM, anchor="start"))
+    for i, line in enumerate(_score(f)):
+        shapes.append(Label(score_x, 144 + 19 * i, line, size=13, fill=_LIGHT, anchor="start", tag="score"))
     row_y = y + _CARD_H + 38
     shapes.append(Label(20, row_y + _SMALL_H / 2, "face up this round", size=11, fill=_DIM, anchor="start"))
-    _row(shapes, 130, row_y, _listed(f.discard), 700, values, "face-up", small=True)
-    if f.draw_pile_size:
-        _card(shapes, 860, row_y, _SMALL_W, _SMALL_H, None, values, "draw-pile")
-    shapes.append(
-        Label(
-            860 + _SMALL_W + 8,
-            row_y + _SMALL_H / 2,
-            f"draw pile {f.draw_pile_size}",
-            size=12,
-            fill=_LIGHT,
-            anchor="start",
-            tag="draw-pile-size",
-        )
-    )
-    status_y = row_y + _SMALL_H + 24
+    _row(shapes, 130, row_y, _listed(f.discard), 700, values, "face-up", size=(_SMALL_W, _SMALL_H))
+    _draw_pile(shapes, f, 860, row_y, (_SMALL_W, _SMALL_H), 12)
     shapes.append(
         Label(
             20,
-            status_y,
+            row_y + _SMALL_H + 24,
             _status(f),
             size=14,
             fill=_WIN if f.phase is Phase.OVER else _LIGHT,
@@ -422,4 +479,129 @@ def table_scene(f: TableFacts) -> Scene:
             tag="status",
         )
     )
-    return Scene(_WIDTH, _HEIGHT, _FELT, tuple(shapes))
+    return Scene(_WIDTH, _HEIGHT, _FELT, tuple(shapes), table_summary(f))
+
+
+def _draw_pile(shapes: list[Shape], f: TableFacts, x: float, y: float, size: tuple[float, float], text: float) -> None:
+    w, h = size
+    if f.draw_pile_size:
+        _card(shapes, x, y, w, h, None, f.rules.values, "draw-pile")
+    shapes.append(
+        Label(
+            x + w + 8,
+            y + h / 2,
+            f"draw pile {f.draw_pile_size}",
+            size=text,
+            fill=_LIGHT,
+            anchor="start",
+            tag="draw-pile-size",
+        )
+    )
+
+
+def _duel_and_trick(
+    shapes: list[Shape],
+    f: TableFacts,
+    rows: dict[int, float],
+    duel_x: float,
+    trick_x: float,
+    room: float,
+    size: tuple[float, float],
+) -> None:
+    """Each seat's duel card (or the last duel's) and its cards of the trick, on its row."""
+    values = f.rules.values
+    w, h = size
+    for seat in (0, 1):
+        card = f.duel[seat]
+        if card is not None or f.pending_duel[seat]:
+            _card(shapes, duel_x, rows[seat], w, h, card, values, f"duel seat-{seat}")
+        elif f.last_duel is not None:
+            _card(shapes, duel_x, rows[seat], w, h, f.last_duel[seat], values, f"last-duel seat-{seat}")
+    if not f.attack:
+        return
+    attacker = f.attacker if f.attacker is not None else 1 - f.bottom
+    step = _step(len(f.attack), room, w)
+    for seat, cards, word in ((attacker, f.attack, "attack"), (1 - attacker, f.answers, "answers")):
+        tag = f"{word.rstrip('s')} seat-{seat}"
+        end = _row(shapes, trick_x, rows[seat], list(cards), room, values, tag, size=size, step=step)
+        shapes.append(Label(max(end, trick_x + w) + 6, rows[seat] + h / 2, word, size=11.5, fill=_DIM, anchor="start"))
+
+
+def _lines(parts: list[str], limit: int) -> list[str]:
+    """`parts` joined with " · " into lines of at most about `limit` characters."""
+    lines: list[str] = []
+    for part in parts:
+        if lines and len(lines[-1]) + 3 + len(part) <= limit:
+            lines[-1] += " · " + part
+        else:
+            lines.append(part)
+    return lines
+
+
+def narrow_scene(f: TableFacts) -> Scene:
+    """The picture of the table for a narrow screen (`NARROW_WIDTH` wide, no text under
+    `NARROW_TEXT` px): the same facts as `table_scene`, stacked: the top seat's label, hand,
+    duel card and trick cards, the board, the bottom seat's, the face-up cards, the score and
+    the status, wrapped."""
+    values = f.rules.values
+    width, pad = NARROW_WIDTH, 8.0
+    card, small = (34.0, 48.0), (26.0, 36.0)
+    shapes: list[Shape] = []
+    bottom, top = f.bottom, 1 - f.bottom
+
+    def label(seat: int, y: float) -> None:
+        acting = _acting(f, seat)
+        fill = _WIN if acting else _LIGHT
+        shapes.append(
+            Label(
+                pad,
+                y,
+                _seat_text(f, seat),
+                size=12.5,
+                fill=fill,
+                anchor="start",
+                bold=acting,
+                tag=f"seat-label seat-{seat}",
+            )
+        )
+
+    def hand(seat: int, y: float) -> None:
+        cards, aside = _hand(f, seat)
+        end = _row(
+            shapes, pad, y, cards, width - 2 * pad - (90 if aside else 0), values, f"hand seat-{seat}", size=card
+        )
+        if aside:
+            _row(shapes, end + 8, y, aside, width - end - 8 - pad, values, f"set-aside seat-{seat}", size=small)
+
+    y = 12.0
+    label(top, y)
+    hand(top, y + 12)
+    y += 12 + card[1] + 6
+    rows = {top: y, bottom: 0.0}
+    y = _board(shapes, f, y + small[1] + 4, width, narrow=True) + 4
+    rows[bottom] = y
+    shapes.append(Label(pad, rows[top] + small[1] / 2, "duel", size=NARROW_TEXT, fill=_DIM, anchor="start"))
+    _duel_and_trick(shapes, f, rows, pad + 34, pad + 74, width - pad - 74 - 70, small)
+    y += small[1] + 6
+    hand(bottom, y)
+    y += card[1] + 12
+    label(bottom, y)
+    y += 20
+    shapes.append(Label(pad, y, "face up this round", size=NARROW_TEXT, fill=_DIM, anchor="start"))
+    shapes.append(
+        Label(width - pad, y, f"draw pile {f.draw_pile_size}", size=12, fill=_LIGHT, anchor="end", tag="draw-pile-size")
+    )
+    y += 10
+    face_up, per_row = _listed(f.discard), int((width - 2 * pad) // (small[0] + 2))
+    for start in range(0, len(face_up), per_row):  # rows of whole cards: every value readable
+        _row(shapes, pad, y, face_up[start : start + per_row], width, values, "face-up", size=small, step=small[0] + 2)
+        y += small[1] + 4
+    y += 14
+    for line in _score(f):
+        shapes.append(Label(pad, y, line, size=12, fill=_LIGHT, anchor="start", tag="score"))
+        y += 17
+    fill = _WIN if f.phase is Phase.OVER else _LIGHT
+    for line in _lines(_status_parts(f), 40):
+        shapes.append(Label(pad, y + 2, line, size=13, fill=fill, anchor="start", bold=True, tag="status"))
+        y += 18
+    return Scene(width, y + 6, _FELT, tuple(shapes), table_summary(f))

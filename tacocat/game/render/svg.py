@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape
 
-from tacocat.game.render.scene import Circle, Polygon, Rect, Scene, table_facts, table_scene
+from tacocat.game.render.scene import Circle, Polygon, Rect, Scene, narrow_scene, table_facts, table_scene
 from tacocat.game.state import GameState
 from tacocat.game.view import PlayerView
 
@@ -19,7 +19,8 @@ def scene_svg(scene: Scene) -> str:
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {scene.width:g} {scene.height:g}" '
         f'width="{scene.width:g}" height="{scene.height:g}" font-family="DejaVu Sans, Verdana, sans-serif" '
-        f'role="img" aria-label="the Tacocat table">',
+        f'role="img" aria-label="{_attr(scene.summary or "the Tacocat table")}">',
+        f"<title>{escape(scene.summary or 'the Tacocat table')}</title>",
         f'<rect width="100%" height="100%" fill="{scene.background}"/>',
     ]
     for shape in scene.shapes:
@@ -49,7 +50,11 @@ def scene_svg(scene: Scene) -> str:
     return "".join(out)
 
 
-def render_svg(subject: GameState | PlayerView, reveal: bool = False, names: tuple[str, str] | None = None) -> str:
+def render_svg(
+    subject: GameState | PlayerView, reveal: bool = False, names: tuple[str, str] | None = None, narrow: bool = False
+) -> str:
     """The table as SVG: a `PlayerView` from that player's side, a `GameState` as a spectator
-    sees it (public facts; `reveal=True`: both hands, for finished games and agent-only ones)."""
-    return scene_svg(table_scene(table_facts(subject, reveal, names)))
+    sees it (public facts; `reveal=True`: both hands, for finished games and agent-only ones);
+    `narrow`: the stacked picture for narrow screens."""
+    facts = table_facts(subject, reveal, names)
+    return scene_svg(narrow_scene(facts) if narrow else table_scene(facts))

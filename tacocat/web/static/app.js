@@ -2,6 +2,8 @@
 // game and sends what the viewer may see; this script draws it (the table is the server's
 // SVG), turns the legal moves into buttons and sends the chosen one with the move counter it
 // was chosen at. It never sends a move that is not among the legal moves it was given.
+// A person plays by mouse or keyboard (the number of a move plays it, focus stays on the
+// move list); the agent's replies are stepped through on the table (a setting turns it off).
 "use strict";
 
 const $ = (selector, root = document) => root.querySelector(selector);
@@ -25,32 +27,43 @@ async function api(method, path, body) {
 function section(name) {
   const root = $(`#${name}`);
   return {
-    root, data: null, timer: null,
+    root, data: null, timer: null, focus: null,
     error: $(".error", root), game: $(".game", root), table: $(".table", root), status: $(".note", root),
     text: $(".text", root), history: $(".history", root), after: $(".after", root),
   };
 }
 
 const views = {play: section("play"), watch: section("watch"), replay: section("replay")};
+let help = {sections: [], groups: {}};  // how to play (tacocat.game.how_to_play), from the options
 
 function setBusy(view, busy) {
   view.root.dataset.busy = busy ? "true" : "false";
   $$("button", view.game).forEach((b) => { if (!b.classList.contains("keep")) b.disabled = busy; });
+  if (!busy && view.focus) { view.focus.focus(); view.focus = null; }
 }
 
 function showError(view, message) {
   view.error.textContent = message || "";
 }
 
+function drawTable(view, frame) {
+  // built and escaped by the server (tacocat.game.render): the wide picture and the narrow
+  // one; the style sheet shows the one that fits the screen
+  view.table.innerHTML = `<div class="wide">${frame.svg}</div><div class="narrow">${frame.svg_narrow}</div>`;
+}
+
 function draw(view, data) {
+  const before = view.data && view.data.game === data.game ? view.data.history.length : data.history.length;
   view.data = data;
   view.game.hidden = false;
   remember();
-  view.table.innerHTML = data.svg;  // built and escaped by the server (tacocat.game.render)
+  drawTable(view, data);
+  delete view.table.dataset.actor;
   view.text.textContent = data.text;
-  view.history.replaceChildren(...data.history.map((line) => {
+  view.history.replaceChildren(...data.history.map((line, i) => {
     const item = document.createElement("li");
     item.textContent = line;
+    if (i >= before) item.className = "new";  // what happened since the last table
     return item;
   }));
   view.history.scrollTop = view.history.scrollHeight;
@@ -102,35 +115,88 @@ async function review(view) {
 // ---------------------------------------------------------------------------------------
 // play: a person against an agent
 // ---------------------------------------------------------------------------------------
+let replying = null;  // the agent's replies being stepped through: {frames, index, timer}
+
 function showPlay(data) {
   const view = views.play;
+  const keyed = document.activeElement === document.body || view.root.contains(document.activeElement);
+  stopReplies(false);
   draw(view, data);
   view.root.dataset.version = String(data.version);
   const moves = $(".moves", view.root);
   const groups = new Map();
-  for (const move of data.moves) {
-    const [group, rest] = move.name.split(": ");
+  data.moves.forEach((move, i) => {
+    const group = move.name.split(": ")[0];
     if (!groups.has(group)) groups.set(group, []);
-    groups.get(group).push({...move, label: rest || move.name});
-  }
+    groups.get(group).push({...move, number: i + 1});
+  });
   moves.replaceChildren(...Array.from(groups, ([group, items]) => {
     const box = document.createElement("fieldset");
     const legend = document.createElement("legend");
     legend.textContent = group;
+    const explained = help.groups[group] || "";
+    const line = document.createElement("p");
+    line.className = "group-help";
+    line.textContent = explained;
     box.append(legend, ...items.map((move) => {
       const button = document.createElement("button");
       button.type = "button";
       button.className = "move";
       button.dataset.action = String(move.action);
-      button.title = move.name;
-      button.textContent = move.label;
+      button.dataset.number = String(move.number);
+      button.title = `${move.name} (key ${move.number})`;
+      const key = document.createElement("kbd");
+      key.textContent = String(move.number);
+      button.append(key, ` ${move.label || move.name}`);
       return button;
-    }));
+    }), line);
     return box;
   }));
   if (data.over) view.status.textContent = `Game over: ${data.result}`;
   else if (data.moves.length) view.status.textContent = "Your move.";
   else view.status.textContent = "Waiting for the opponent.";
+  if (keyed) {  // focus stays with the game: the first move, or the rematch once it is over
+    view.focus = data.over ? $(".rematch", view.root) : $("button.move", moves);
+    if (view.root.dataset.busy !== "true") setBusy(view, false);
+  }
+  if (data.replies && data.replies.length && $("#play-form [name=step]").checked) startReplies(data);
+}
+
+function replyStep() {
+  const view = views.play;
+  const {frames, index} = replying;
+  if (index >= frames.length) { stopReplies(true); return; }
+  const frame = frames[index];
+  drawTable(view, frame);
+  view.table.dataset.actor = String(frame.seat);  // the style sheet highlights that seat's cards
+  view.root.dataset.replying = "true";
+  const name = view.data.names[frame.seat];
+  $(".reply-text", view.root).textContent =
+    `${name}, ${index + 1} of ${frames.length}: ${frame.lines.join(" ")}`;
+  $(".reply", view.root).hidden = false;
+  replying.index += 1;
+  replying.timer = setTimeout(replyStep, REPLY_MS);
+}
+
+const REPLY_MS = 1200;
+
+function startReplies(data) {
+  replying = {frames: data.replies, index: 0, timer: null};
+  replyStep();
+}
+
+function stopReplies(redraw) {
+  // the table after the last reply (the game as it is now)
+  if (replying === null) return;
+  clearTimeout(replying.timer);
+  replying = null;
+  const view = views.play;
+  view.root.dataset.replying = "false";
+  $(".reply", view.root).hidden = true;
+  if (redraw && view.data) {
+    drawTable(view, view.data);
+    delete view.table.dataset.actor;
+  }
 }
 
 async function reloadPlay() {
@@ -143,6 +209,7 @@ async function sendMove(action) {
   const view = views.play;
   const data = view.data;
   if (!data || view.root.dataset.busy === "true") return;
+  stopReplies(true);
   if (!data.moves.some((move) => move.action === action)) {  // only the legal moves it was sent
     showError(view, `move ${action} is not one of your legal moves now`);
     return;
@@ -187,6 +254,47 @@ $$(".rematch", views.play.root).forEach((button) => button.addEventListener("cli
   } catch (err) { showError(view, err.message); } finally { setBusy(view, false); }
 }));
 $(".review", views.play.root).addEventListener("click", () => review(views.play));
+$(".reply-skip", views.play.root).addEventListener("click", () => stopReplies(true));
+$(".reply-next", views.play.root).addEventListener("click", () => {
+  if (replying === null) return;
+  clearTimeout(replying.timer);
+  replyStep();
+});
+
+// keys: a move's number plays it (two digits when there are ten moves or more: the second
+// within a moment, or Enter); Escape skips the replies; ? opens how to play
+let typed = "";
+let typedTimer = null;
+
+function playTyped() {
+  clearTimeout(typedTimer);
+  const number = Number(typed);
+  typed = "";
+  const button = $(`#play button.move[data-number="${number}"]`);
+  if (button && !button.disabled) sendMove(Number(button.dataset.action));
+}
+
+document.addEventListener("keydown", (event) => {
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  if (event.target.closest("input, textarea, select")) return;
+  if (event.key === "?") {
+    const how = $("#how-to-play");
+    how.open = !how.open;
+    if (how.open) how.scrollIntoView({block: "start"});
+    event.preventDefault();
+    return;
+  }
+  if (shown !== "play" || !views.play.data) return;
+  if (event.key === "Escape") { stopReplies(true); return; }
+  if (event.key === "Enter" && typed) { event.preventDefault(); playTyped(); return; }
+  if (!/^[0-9]$/.test(event.key)) return;
+  event.preventDefault();
+  typed += event.key;
+  const count = views.play.data.moves.length;
+  clearTimeout(typedTimer);
+  if (Number(typed) * 10 > count) playTyped();  // no longer number starts with these digits
+  else typedTimer = setTimeout(playTyped, 700);
+});
 
 // ---------------------------------------------------------------------------------------
 // watch: two agents
@@ -359,6 +467,22 @@ async function reopen() {
 
 $$("nav [role=tab]").forEach((button) => button.addEventListener("click", () => openTab(button.dataset.tab)));
 
+function showHelp(text) {
+  // sections of paragraphs; a paragraph indented four spaces is a drawing
+  $("#how-to-play .how-text").replaceChildren(...text.sections.map(([title, paragraphs]) => {
+    const part = document.createElement("section");
+    const heading = document.createElement("h2");
+    heading.textContent = title;
+    part.append(heading, ...paragraphs.map((paragraph) => {
+      const drawn = paragraph.startsWith("    ");
+      const block = document.createElement(drawn ? "pre" : "p");
+      block.textContent = drawn ? paragraph.slice(4) : paragraph;
+      return block;
+    }));
+    return part;
+  }));
+}
+
 (() => {
   try {
     const options = JSON.parse($("#options").textContent);  // written into the page by the server
@@ -376,6 +500,8 @@ $$("nav [role=tab]").forEach((button) => button.addEventListener("click", () => 
         return option;
       }));
     }
+    help = options.how_to_play;
+    showHelp(help);
     document.body.dataset.ready = "true";
     performance.mark("ready");  // the page can be used (benchmarks/web_latency.py)
   } catch (err) { showError(views.play, `cannot load the options: ${err.message}`); }
