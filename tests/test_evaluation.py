@@ -157,3 +157,29 @@ def test_results_record_the_agent_with_its_parameters():
     assert agent_spec(make_agent("planner", keep_from=6)) == "planner:keep_from=6"
     assert agent_spec(make_agent("counter")) == "counter"
     assert make_agent(agent_spec(make_agent("search:simulations=24,belief=off"))).belief == "off"
+
+
+def test_mean_return_is_the_engine_return_replayed_and_the_win_rate_misses_it_on_one_round():
+    """On a one-round preset (R1.5: every game truncated, round_reward 1) the win rate is 0.5 by
+    construction; the mean return is A's shaped return (`shaped_returns` of each game replayed
+    from its seed and actions, an independent path) and its interval is the t interval of the
+    deal pairs' mean returns."""
+    from tacocat.evaluation.stats import mean_interval
+    from tacocat.game.engine import shaped_returns
+    from tacocat.game.presets import preset_config
+
+    rules = preset_config("trio")
+    result = match("planner", "random", 60, seed=5, config=rules, progress=False, keep_records=True)
+    assert result.win_rate_a == 0.5 and result.truncated == result.n_games
+    replayed = []
+    for game, record in enumerate(result.records):
+        state = new_game(rules, record.seed)
+        for player, action in record.actions:
+            apply_action(state, action, player)
+        replayed.append(shaped_returns(state)[game % 2])  # A sits in seat game % 2
+    pairs = [(replayed[2 * k] + replayed[2 * k + 1]) / 2 for k in range(result.games)]
+    assert result.deal_returns == pytest.approx(pairs)
+    mean, low, high = mean_interval(pairs)
+    assert result.mean_return_a == pytest.approx(mean) and result.return_ci == pytest.approx((low, high))
+    assert result.mean_return_a > 0.2  # planner beats random on trio
+    assert result.to_dict()["return_ci95"] == pytest.approx([low, high])

@@ -13,6 +13,7 @@ from tacocat.evaluation.stats import (
     bradley_terry_ratings,
     elo_to_prob,
     fit_bradley_terry,
+    mean_interval,
     paired_difference_interval,
     paired_interval,
     wilson_interval,
@@ -206,3 +207,17 @@ def test_verdict_is_one_wording_of_beats_it():
     from tacocat.evaluation.stats import verdict
 
     assert verdict(0.51, 0.60) == "yes" and verdict(0.40, 0.49) == "no" and verdict(0.45, 0.55) == "undecided"
+
+
+def test_mean_interval_is_the_unclipped_student_t_interval():
+    from scipy import stats as scipy_stats
+
+    x = np.array([-1.0, 1.0, 0.5, -0.25, 1.0, 0.0, 2.5])  # returns with shaping leave [-1, 1]
+    mean, low, high = mean_interval(x)
+    expected = scipy_stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=scipy_stats.sem(x))
+    assert mean == pytest.approx(x.mean())
+    assert (low, high) == pytest.approx(expected)
+    assert mean_interval([0.3]) == (0.3, -math.inf, math.inf)
+    assert math.isnan(mean_interval([])[0])
+    with pytest.raises(ValueError, match="finite"):
+        mean_interval([0.0, float("nan")])

@@ -203,6 +203,7 @@ def match_table(result) -> Table:
         caption=(
             f"win rate A {result.win_rate_a:.3f}  95% paired (deal pairs) [{result.ci_low:.3f}, {result.ci_high:.3f}]  "
             f"Wilson (games) [{result.wilson_low:.3f}, {result.wilson_high:.3f}] (draws count half)\n"
+            f"{return_text(result)}\n"
             f"mean length {result.mean_length:.1f} actions, {result.mean_rounds:.2f} rounds; "
             f"truncated {result.truncated}\n{result.speed}, {result.wall_s:.2f} s, "
             f"{result.workers} worker(s); seed {result.seed}, ruleset {result.ruleset_hash}"
@@ -226,6 +227,43 @@ def match_table(result) -> Table:
             f"{total['wins'] + 0.5 * total['draws']:g}",
         )
     return table
+
+
+def return_text(result) -> str:
+    """A's mean return per game with its paired interval, and the variance-reduced estimate
+    beside it when the match had a value file."""
+    low, high = result.return_ci
+    text = f"mean return A {result.mean_return_a:+.3f}  95% paired (deal pairs) [{low:+.3f}, {high:+.3f}]"
+    if result.reduced_ci is not None:
+        low, high = result.reduced_ci
+        text += (
+            f"\nreduced (AIVAT) {result.reduced_return_a:+.3f}  95% paired [{low:+.3f}, {high:+.3f}]  "
+            f"variance ratio {result.variance_ratio():.2f}  (value file {Path(result.value_file).name})"
+        )
+    return text
+
+
+def _value_file(value: Path | None, reduce: bool, cfg) -> str | None:
+    """The value file of a match: --value (checked: one line if it does not fit the rules),
+    else with --reduce the shipped one for these rules (one line if there is none)."""
+    from tacocat.evaluation.variance import ValueFileError, load_value_net, shipped_value_file
+
+    if value is None and not reduce:
+        return None
+    if value is None:
+        shipped = shipped_value_file(cfg)
+        if shipped is None:
+            raise typer.BadParameter(
+                f"no shipped value file for ruleset {cfg.ruleset_hash()}; train one "
+                "(python -m tacocat.train.value_net) and pass --value",
+                param_hint="--reduce",
+            )
+        return str(shipped)
+    try:
+        load_value_net(value, cfg)
+    except ValueFileError as err:
+        raise typer.BadParameter(str(err), param_hint="--value") from None
+    return str(value)
 
 
 @app.command("match")
@@ -256,6 +294,7 @@ def match_command(
     _check_agent(agent_b, "AGENT_B", cfg)
     _check_output_file(json_path, "--json")
     _check_output_file(save_games, "--save-games")
+    value_file = _value_file(value, reduce, cfg)
     result = match(
         agent_a,
         agent_b,
@@ -265,6 +304,7 @@ def match_command(
         config=cfg,
         progress=progress,
         keep_records=save_games is not None,
+        value_file=value_file,
     )
     _console().print(match_table(result))
     if json_path is not None:

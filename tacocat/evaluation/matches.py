@@ -22,7 +22,13 @@ Worker processes start with the 'forkserver' method (safe when torch or other th
 libraries are loaded), so a script that calls `match(..., workers=2)` needs the usual
 `if __name__ == "__main__":` guard; the `tacocat` CLI, notebooks and pytest need nothing.
 
-The win rate of A counts a draw (a truncated game, R1.5) as half a win. Its primary 95%
+The win rate of A counts a draw (a truncated game, R1.5) as half a win. Beside it, the mean
+*return* of A per game (+1 win, -1 loss, 0 truncation, plus any round shaping, R1: the game's
+returns as `tacocat.game.engine.shaped_returns` and the exact tools count them) with its paired
+interval; on a one-round preset every game is truncated, so the win rate is 0.5 by construction
+and the return is the measure. With a value file (`value_file=`), each game's return is also
+estimated with variance reduction (`tacocat.evaluation.variance`, AIVAT): unbiased, and its
+paired interval is narrower when the value function is good; both are reported. Its primary 95%
 interval (`ci_low`, `ci_high`) is on the deal-pair unit: a Student t interval over the
 per-pair mean scores (`tacocat.evaluation.stats.paired_interval`), since the two games of a pair share
 their cards and are not independent. The Wilson score interval over the 2 * `games` games
@@ -39,6 +45,7 @@ import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -47,8 +54,10 @@ from tqdm import tqdm
 from tacocat.agents.base import Agent
 from tacocat.agents.registry import make_agent
 from tacocat.evaluation.arena import GameRecord, agent_rngs, play_game
-from tacocat.evaluation.stats import paired_interval, wilson_interval
+from tacocat.evaluation.stats import mean_interval, paired_interval, wilson_interval
+from tacocat.evaluation.variance import AIVAT, load_value_net
 from tacocat.game.config import RulesConfig, make_config
+from tacocat.game.events import TacocatMoved
 
 AgentLike = str | Agent
 
@@ -75,6 +84,10 @@ class GameOutcome:
     length: int  # actions
     rounds: int
     truncated: bool
+    #: player_0's return (+1/-1/0 plus round shaping) and its variance-reduced estimate (None
+    #: without a value file)
+    return0: float = 0.0
+    reduced0: float | None = None
 
 
 @dataclass
@@ -92,6 +105,15 @@ class DealResult:
         for a_seat, game in enumerate(self.games):
             out.append(0.5 if game.winner is None else float(game.winner == a_seat))
         return out[0], out[1]
+
+    def a_returns(self) -> tuple[float, float]:
+        """Agent A's return in each game."""
+        return self.games[0].return0, -self.games[1].return0
+
+    def a_reduced(self) -> tuple[float, float] | None:
+        """Agent A's variance-reduced return in each game (None without a value file)."""
+        first, second = self.games[0].reduced0, self.games[1].reduced0
+        return None if first is None or second is None else (first, -second)
 
 
 @dataclass
@@ -143,6 +165,9 @@ class MatchResult:
     mirror). `win_rate_a` counts draws as half a win; `ci_low`/`ci_high` is its primary 95%
     interval, paired over deal pairs; `wilson_low`/`wilson_high` the secondary Wilson
     interval over games. `deal_scores[k]` = A's points in the two games of deal k (A in seat 0, A in seat 1).
+    `mean_return_a` is A's mean return per game with its paired interval `return_ci`; with a
+    value file, `reduced_return_a` / `reduced_ci` are the variance-reduced estimate of the same
+    expectation; `deal_returns` / `deal_reduced` are the per-deal-pair means.
     """
 
     agent_a: str
@@ -165,6 +190,13 @@ class MatchResult:
     games_per_s: float
     workers: int
     deal_scores: list[tuple[float, float]] = field(default_factory=list)
+    mean_return_a: float = 0.0
+    return_ci: tuple[float, float] = (0.0, 0.0)
+    reduced_return_a: float | None = None
+    reduced_ci: tuple[float, float] | None = None
+    value_file: str | None = None
+    deal_returns: list[float] = field(default_factory=list)
+    deal_reduced: list[float] | None = None
     #: every game played (in order 2k, 2k+1), when the match was asked to keep them
     records: list[GameRecord] | None = field(default=None, repr=False)
 
@@ -239,7 +271,26 @@ class MatchResult:
             "games_per_s": self.games_per_s,
             "workers": self.workers,
             "deal_scores": [list(s) for s in self.deal_scores],
+            "mean_return_a": self.mean_return_a,
+            "return_ci95": list(self.return_ci),
+            "return_note": "A's return per game (+1 win, -1 loss, 0 truncation, plus round shaping); "
+            "paired Student t interval over the deal pairs' mean returns",
+            "reduced_return_a": self.reduced_return_a,
+            "reduced_ci95": None if self.reduced_ci is None else list(self.reduced_ci),
+            "value_file": self.value_file,
+            "reduced_note": "variance-reduced (AIVAT) estimate of the same expected return; "
+            "paired Student t interval over deal pairs",
+            "variance_ratio": self.variance_ratio(),
         }
+
+    def variance_ratio(self) -> float | None:
+        """The plain per-deal-pair return variance over the reduced one: how many times fewer
+        deal pairs the reduced estimate needs for the same interval width (None without one)."""
+        if self.deal_reduced is None or len(self.deal_returns) < 2:
+            return None
+        reduced = float(np.var(self.deal_reduced, ddof=1))
+        plain = float(np.var(self.deal_returns, ddof=1))
+        return plain / reduced if reduced > 0 else float("inf")
 
 
 # ---------------------------------------------------------------------------------------
@@ -249,6 +300,16 @@ def _build(agent: AgentLike) -> Agent:
     return make_agent(agent) if isinstance(agent, str) else agent
 
 
+def record_return(record: GameRecord, config: RulesConfig) -> float:
+    """Player_0's return of a game from its record (kept with events): +1/-1 for a win, 0 for
+    a truncated game, plus round shaping (R1) of every decisive round."""
+    result = 0.0 if record.winner is None else (1.0 if record.winner == 0 else -1.0)
+    bonus = config.round_reward
+    if bonus:
+        result += sum(bonus if e.winner == 0 else -bonus for e in record.events if isinstance(e, TacocatMoved))
+    return result
+
+
 def play_deal(
     agent_a: Agent,
     agent_b: Agent,
@@ -256,8 +317,10 @@ def play_deal(
     deal: int,
     config: RulesConfig,
     keep_records: bool = False,
+    reducer: AIVAT | None = None,
 ) -> DealResult:
-    """Play deal `deal` of a match seeded `seed` twice, seats swapped (see module docstring)."""
+    """Play deal `deal` of a match seeded `seed` twice, seats swapped (see module docstring);
+    with `reducer`, each game's return is also estimated with variance reduction."""
     dseed = deal_seed(seed, deal)
     outcomes = []
     records = []
@@ -267,8 +330,12 @@ def play_deal(
             agents, gens = (agent_a, agent_b), (gen_a, gen_b)
         else:
             agents, gens = (agent_b, agent_a), (gen_b, gen_a)
-        record = play_game(agents, dseed, config=config, agent_generators=gens, keep_events=keep_records)
-        outcomes.append(GameOutcome(record.winner, record.length, record.rounds, record.truncated))
+        record = play_game(agents, dseed, config=config, agent_generators=gens, keep_events=True)
+        return0 = record_return(record, config)
+        reduced0 = None if reducer is None else reducer.estimate(dseed, record.actions, agents)[1]
+        if not keep_records:
+            record.events = []
+        outcomes.append(GameOutcome(record.winner, record.length, record.rounds, record.truncated, return0, reduced0))
         records.append(record)
     return DealResult(deal, dseed, (outcomes[0], outcomes[1]), (records[0], records[1]) if keep_records else None)
 
@@ -284,12 +351,20 @@ class DealChunk:
     deals: tuple[int, ...]
     config: RulesConfig
     keep_records: bool
+    value_file: str | None = None
+
+
+def reducer_for(value_file: str | None, config: RulesConfig) -> AIVAT | None:
+    """The variance-reduced estimator of a value file (checked against `config`: one-line
+    `tacocat.evaluation.variance.ValueFileError` otherwise), None without one."""
+    return None if value_file is None else AIVAT(config, load_value_net(value_file, config))
 
 
 def _play_chunk(chunk: DealChunk) -> tuple[Any, list[DealResult]]:
     a = make_agent(chunk.agent_a)
     b = make_agent(chunk.agent_b)
-    return chunk.key, [play_deal(a, b, chunk.seed, k, chunk.config, chunk.keep_records) for k in chunk.deals]
+    reducer = reducer_for(chunk.value_file, chunk.config)
+    return chunk.key, [play_deal(a, b, chunk.seed, k, chunk.config, chunk.keep_records, reducer) for k in chunk.deals]
 
 
 def split_deals(deals: int, workers: int) -> list[tuple[int, ...]]:
@@ -349,6 +424,7 @@ def summarize(
     wall_s: float,
     workers: int,
     keep_records: bool = False,
+    value_file: str | None = None,
 ) -> MatchResult:
     """A MatchResult from the deal results of one pairing (in deal order)."""
     seat = [WLD(), WLD()]
@@ -371,6 +447,11 @@ def summarize(
     wilson_low, wilson_high = wilson_interval(score, n)
     pair_scores = [sum(d.a_scores()) / 2.0 for d in deals]
     low, high = paired_interval(pair_scores)
+    deal_returns = [sum(d.a_returns()) / 2.0 for d in deals]
+    mean_return, *return_ci = mean_interval(deal_returns)
+    reduced = [d.a_reduced() for d in deals]
+    deal_reduced = [sum(r) / 2.0 for r in reduced if r is not None]
+    reduced_stats = mean_interval(deal_reduced) if deals and len(deal_reduced) == len(deals) else None
     records = None
     if keep_records:
         records = [r for d in deals for r in (d.records or ())]
@@ -395,6 +476,13 @@ def summarize(
         games_per_s=n / wall_s if wall_s > 0 else float("inf"),
         workers=workers,
         deal_scores=[d.a_scores() for d in deals],
+        mean_return_a=mean_return,
+        return_ci=(return_ci[0], return_ci[1]),
+        reduced_return_a=None if reduced_stats is None else reduced_stats[0],
+        reduced_ci=None if reduced_stats is None else (reduced_stats[1], reduced_stats[2]),
+        value_file=value_file if reduced_stats is not None else None,
+        deal_returns=deal_returns,
+        deal_reduced=deal_reduced if reduced_stats is not None else None,
         records=records,
     )
 
@@ -408,17 +496,23 @@ def match(
     config: RulesConfig | dict[str, Any] | str | None = None,
     progress: bool = True,
     keep_records: bool = False,
+    value_file: str | Path | None = None,
 ) -> MatchResult:
     """A duplicate match: `deal_pairs` deal pairs (2 * deal_pairs games), seats swapped in each pair.
 
     Agents are given by spec string ("search:simulations=200") or, with workers=1 only, by
     instance. `config`: a RulesConfig, a mapping, a YAML path or None (defaults).
     `keep_records`: keep every game's `GameRecord` (actions and public events) in `MatchResult.records`.
+    `value_file`: a value file for these rules (`tacocat.evaluation.variance`): every game's
+    return is also estimated with variance reduction (refused with one line before any game if
+    it was trained for other rules or another feature size).
     The result is identical for any `workers` (see the module docstring).
     """
     if deal_pairs < 1:
         raise ValueError(f"deal_pairs must be >= 1, got {deal_pairs}")
     cfg = config if isinstance(config, RulesConfig) else make_config(config)
+    value = None if value_file is None else str(value_file)
+    reducer = reducer_for(value, cfg)
     spec_a, spec_b = agent_spec(agent_a), agent_spec(agent_b)
     start = time.perf_counter()
     if workers > 1:
@@ -429,7 +523,7 @@ def match(
                     f"rebuild them with make_agent), got an instance {agent!r}"
                 )
         chunks = [
-            DealChunk("match", spec_a, spec_b, seed, deals, cfg, keep_records)
+            DealChunk("match", spec_a, spec_b, seed, deals, cfg, keep_records, value)
             for deals in split_deals(deal_pairs, workers)
         ]
         deals = run_chunks(chunks, workers, progress, desc=f"{spec_a} vs {spec_b}")["match"]
@@ -443,10 +537,10 @@ def match(
             total=2 * deal_pairs, unit="game", desc=f"{spec_a} vs {spec_b}", disable=not progress, leave=False
         ) as bar:
             for k in range(deal_pairs):
-                deals.append(play_deal(a, b, seed, k, cfg, keep_records))
+                deals.append(play_deal(a, b, seed, k, cfg, keep_records, reducer))
                 bar.update(2)
     wall = time.perf_counter() - start
-    return summarize(spec_a, spec_b, seed, cfg, deals, wall, max(1, workers), keep_records)
+    return summarize(spec_a, spec_b, seed, cfg, deals, wall, max(1, workers), keep_records, value)
 
 
 def iter_match_records(result: MatchResult) -> Iterable[tuple[tuple[str, str], GameRecord]]:

@@ -91,6 +91,24 @@ def paired_interval(pair_scores: Sequence[float] | np.ndarray, confidence: float
     return max(0.0, mean - half), min(1.0, mean + half)
 
 
+def mean_interval(values: Sequence[float] | np.ndarray, confidence: float = 0.95) -> tuple[float, float, float]:
+    """(mean, low, high): the Student t interval of the mean of independent units, unclipped.
+
+    For returns per deal pair (A's mean return over the pair's two games, in [-1, 1] plus any
+    round shaping) and for variance-reduced estimates, which may leave that range. (nan, -inf,
+    inf) for no units, (mean, -inf, inf) for one: an interval needs a sample variance."""
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 1 or not np.all(np.isfinite(x)):
+        raise ValueError("values must be a 1-d sequence of finite numbers")
+    if x.size == 0:
+        return float("nan"), -math.inf, math.inf
+    mean = float(x.mean())
+    if x.size < 2:
+        return mean, -math.inf, math.inf
+    half = _t_half_width(x, confidence)
+    return mean, mean - half, mean + half
+
+
 def _t_half_width(x: np.ndarray, confidence: float) -> float:
     """Half the width of the Student t interval of the mean of `x` (independent units)."""
     from scipy.stats import t as student_t

@@ -31,7 +31,7 @@ def compare_runs(
     if configs[0].rules_config.ruleset_hash() != configs[1].rules_config.ruleset_hash():
         raise ValueError(f"{run_a} and {run_b} were trained under different rules")
     rules = configs[0].rules_config
-    results, per_pair = [], []
+    results, per_pair, returns = [], [], []
     for run, config, learner in zip((run_a, run_b), configs, learners, strict=True):
         result = match(
             learner, opponent, deal_pairs=deal_pairs, seed=seed, workers=workers, config=rules, progress=progress
@@ -43,10 +43,14 @@ def compare_runs(
                 "agent": learner,
                 "win_rate": result.win_rate_a,
                 "wilson95": [result.ci_low, result.ci_high],
+                "mean_return": result.mean_return_a,
+                "return95": list(result.return_ci),
             }
         )
         per_pair.append([(s0 + s1) / 2.0 for s0, s1 in result.deal_scores])
+        returns.append(result.deal_returns)
     mean, low, high = paired_difference_interval(per_pair[0], per_pair[1])
+    return_mean, return_low, return_high = paired_difference_interval(returns[0], returns[1])
     stamped = stamp(rules)
     return {
         "opponent": opponent,
@@ -56,6 +60,8 @@ def compare_runs(
         "b": results[1],
         "difference_a_minus_b": mean,
         "paired95": [low, high],
+        "return_difference_a_minus_b": return_mean,
+        "return_paired95": [return_low, return_high],
         "verdict": "A better" if low > 0 else ("B better" if high < 0 else "no clear difference"),
         "interval": "normal approximation over deal pairs of the per-pair win-rate difference",
         "git_commit": stamped["commit"],
@@ -79,6 +85,8 @@ def markdown(result: dict[str, Any]) -> str:
                 "",
                 f"A - B = {result['difference_a_minus_b']:+.4f}, paired 95% interval [{low:+.4f}, {high:+.4f}] over "
                 f"{result['deal_pairs']} deal pairs (seed {result['seed']}): {result['verdict']}.",
+                f"Mean return per game A - B = {result['return_difference_a_minus_b']:+.4f}, paired 95% interval "
+                f"[{result['return_paired95'][0]:+.4f}, {result['return_paired95'][1]:+.4f}].",
                 f"Commit {result['git_commit']}, ruleset {result['ruleset_hash']}.",
             ]
         )

@@ -1,0 +1,550 @@
+"""Variance-reduced returns of played games: AIVAT-style control variates (Burch, Schmid,
+Moravcik, Morrill and Bowling, "AIVAT: A New Variance Reduction Technique for Agent Evaluation
+in Imperfect Information Games", AAAI 2018).
+
+A game's return for player_0 is replaced by
+
+    outcome - sum over chance events of [U(after the chance outcome) - E_outcome U]
+            - sum over decisions of agents with known probabilities of
+              [U(after the action) - sum_a pi(a) U(after a)]
+
+where U is a value of the *full* state (both hands and the draw pile's composition: privileged,
+which is allowed since the estimator runs after the game, outside the agents), seen from
+player_0. Every bracket has expectation zero given the past whatever U is, as long as the
+expectations are exact, so the estimate is unbiased for any U; a good U only removes variance.
+
+Chance events (R2.2, R4.3, R6.4):
+
+* the deal of every round (the whole deck reshuffled, player_0 dealt first): its expectation is
+  exact, by enumerating every pair of hands with its multivariate hypergeometric probability,
+  when there are at most `max_outcomes` of them, else a Monte Carlo mean over `samples` deals
+  drawn from a generator of the estimator's own, independent of the game (an unbiased estimate
+  of the expectation, so the estimate stays unbiased);
+* the cards drawn when a replacement is revealed (R4.3): the draw pile's order is uniform given
+  everything on the table, so the drawn cards are multivariate hypergeometric from the pile's
+  composition; exact by enumeration (one player's draw always fits; the simultaneous draws of
+  a two-arrow space, R4.1, are enumerated jointly when they fit, else sampled).
+
+Decisions: an agent whose action probabilities are known (`policy_of`): `random` (uniform
+over the legal actions), a policy file sampling from its masked softmax. A deterministic agent
+(`highcard`, `planner` without sacrifices, a greedy policy file) needs no term: its
+probabilities are one-hot on the action it took, so the bracket is 0. The decisions of an agent
+whose probabilities are unknown (`counter`, `search`, `ismcts`: they sample internally) are
+left uncorrected: leaving out a zero-mean term keeps the estimate unbiased and only forgoes
+that term's reduction. `require_policies=True` refuses such an agent with one line instead.
+
+U(s) is the return paid so far plus `value(features(s))` (the value of the rest of the game),
+and the game's return at a terminal state. The value is a `ValueFunction`: a callable from a
+matrix of `ValueFeatures` rows to player_0's expected remaining return; `ValueNet` is the MLP
+value file that `tacocat.train.value_net` trains.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import zipfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from tacocat.agents.base import Agent, AgentInput
+from tacocat.agents.heuristic import HighCardAgent, PlannerAgent
+from tacocat.agents.mlp_agent import CHAMPION, MLPPolicyAgent
+from tacocat.agents.random_agent import RandomAgent
+from tacocat.game.config import RulesConfig
+from tacocat.game.engine import apply_action, moves_to_goal, new_game, next_space, returns, round_shaping
+from tacocat.game.ruleset import Ruleset, compile_rules
+from tacocat.game.state import GameState, Phase
+
+#: the value file format
+VALUE_FORMAT = "tacocat-value-v1"
+#: the feature layout version (bumped when `ValueFeatures` changes)
+FEATURES_VERSION = 1
+#: where the shipped value files live (package data beside the shipped policies)
+MODELS = CHAMPION.parent
+
+
+# ---------------------------------------------------------------------------------------
+# features of the full state
+# ---------------------------------------------------------------------------------------
+class ValueFeatures:
+    """The full state as a flat float vector (privileged: both hands), with named slices.
+
+    Per card value: player_0's and player_1's hands, cards set aside, the discard pile, the
+    attack on the table, its answers, each player's chosen duel card; per board space: the
+    Tacocat's space (one-hot) and the covered spaces; then the phase, the player to act, the
+    attacker, the arrow, the replace caps and revealed counts, each player's decisive rounds
+    still to win (R6.3) and the rounds played. Card counts are divided by the largest number of
+    copies of a value, so a feature is in [0, 1] or close."""
+
+    def __init__(self, rules: Ruleset) -> None:
+        self.rules = rules
+        n, s = rules.n_values, rules.n_spaces
+        widths = [
+            ("hand0", n), ("hand1", n), ("aside0", n), ("aside1", n), ("discard", n), ("attack", n),
+            ("answers", n), ("duel0", n), ("duel1", n), ("space", s), ("covered", s), ("phase", 4),
+            ("to_act", 2), ("attacker", 2), ("arrow", 3), ("cap", 2), ("replaced", 2), ("goal", 2),
+            ("rounds", 1),
+        ]  # fmt: skip
+        self.slices: dict[str, slice] = {}
+        start = 0
+        for name, width in widths:
+            self.slices[name] = slice(start, start + width)
+            start += width
+        self.size = start
+        self.scale = 1.0 / max(rules.copies)
+        self.max_hand = max(rules.board)
+
+    def hand_slice(self, player: int) -> slice:
+        return self.slices[f"hand{player}"]
+
+    def __call__(self, state: GameState) -> np.ndarray:
+        """The feature vector of `state` (float64, `size` entries)."""
+        x = np.zeros(self.size)
+        sl, k = self.slices, self.scale
+        for p in (0, 1):
+            x[sl[f"hand{p}"]] = np.asarray(state.hands[p]) * k
+            x[sl[f"aside{p}"]] = np.asarray(state.set_aside[p]) * k
+            card = state.duel[p]
+            if card is not None:
+                x[sl[f"duel{p}"].start + card] = 1.0
+        x[sl["discard"]] = np.asarray(state.discard) * k
+        for v in state.attack:
+            x[sl["attack"].start + v] += k
+        for v in state.answers:
+            x[sl["answers"].start + v] += k
+        x[sl["space"].start + state.space] = 1.0
+        x[sl["covered"]] = np.asarray(state.covered, dtype=float)
+        if state.phase is not Phase.OVER:
+            x[sl["phase"].start + int(state.phase)] = 1.0
+            x[sl["to_act"].start + state.to_act] = 1.0
+        if state.attacker is not None:
+            x[sl["attacker"].start + state.attacker] = 1.0
+        arrow = state.arrow
+        x[sl["arrow"].start + (0 if arrow is None else 1 + arrow)] = 1.0
+        x[sl["cap"]] = np.asarray(state.replace_cap, dtype=float) / self.max_hand
+        x[sl["replaced"]] = [-1.0 if r is None else r / self.max_hand for r in state.replaced]
+        n_spaces = self.rules.n_spaces
+        winner = state.winner
+        x[sl["goal"]] = [moves_to_goal(state.covered, state.space, winner, p) / (n_spaces + 1) for p in (0, 1)]
+        x[sl["rounds"]] = state.rounds_played / state.config.max_rounds
+        return x
+
+
+class ValueFunction(Protocol):
+    """Player_0's expected remaining return from each row of a `ValueFeatures` matrix."""
+
+    def __call__(self, features: np.ndarray) -> np.ndarray: ...
+
+
+# ---------------------------------------------------------------------------------------
+# the value file
+# ---------------------------------------------------------------------------------------
+class ValueFileError(ValueError):
+    """A value file that cannot be used here (one line naming the file and the problem)."""
+
+
+#: the round outcomes a value network predicts: player_0 wins, player_1 wins, void (R6.2)
+ROUND_OUTCOMES = 3
+
+
+class RoundPayoffs:
+    """Player_0's remaining return after each outcome of the running round, by board: the
+    round's shaping (R1), the game's return if the Tacocat reaches a goal (R6.4), 0 if it was
+    the last round (R1.5), else the *race value* of the new board: player_0's expected return
+    if every later decisive round were won by either player with probability 1/2 (R6.3; void
+    rounds do not change it). A value function of the board alone, exact for no agent but the
+    right shape: the leverage a round has on the game."""
+
+    def __init__(self, rules: Ruleset) -> None:
+        self.rules = rules
+        self.features = ValueFeatures(rules)
+        n = rules.n_spaces
+        bonus = rules.config.round_reward
+        self.table = np.zeros((n, 2**n, 2, ROUND_OUTCOMES))
+        for space in range(n):
+            for mask in range(2**n):
+                covered = [bool(mask >> i & 1) for i in range(n)]
+                if covered[space]:
+                    continue
+                for last in (0, 1):
+                    for winner in (0, 1):
+                        target = next_space(covered, space, winner)
+                        after = covered.copy()
+                        after[space] = True
+                        sign = 1.0 if winner == 0 else -1.0
+                        future = sign if target in (-1, n) else 0.0 if last else self._race(target, tuple(after))
+                        self.table[space, mask, last, winner] = sign * bonus + future
+                    self.table[space, mask, last, 2] = 0.0 if last else self._race(space, tuple(covered))
+
+    @functools.cache  # noqa: B019  (one instance per ruleset and a bounded board: 7 x 2^7 keys)
+    def _race(self, space: int, covered: tuple[bool, ...]) -> float:
+        after = list(covered)
+        after[space] = True
+        total = 0.0
+        for winner in (0, 1):
+            target = next_space(list(covered), space, winner)
+            if target in (-1, self.rules.n_spaces):
+                total += 0.5 * (1.0 if winner == 0 else -1.0)
+            else:
+                total += 0.5 * self._race(target, tuple(after))
+        return total
+
+    def __call__(self, features: np.ndarray) -> np.ndarray:
+        """(rows, 3) payoffs of the round outcomes for each row of features."""
+        sl = self.features.slices
+        space = features[:, sl["space"]].argmax(axis=1)
+        mask = (np.rint(features[:, sl["covered"]]).astype(np.int64) << np.arange(self.rules.n_spaces)).sum(axis=1)
+        max_rounds = self.rules.config.max_rounds
+        last = (np.rint(features[:, sl["rounds"].start] * max_rounds) + 1 >= max_rounds).astype(np.int64)
+        return self.table[space, mask, last]
+
+
+@dataclass(frozen=True)
+class ValueNet:
+    """A value of the full state built on the running round: an MLP (standardised features,
+    tanh hidden layers, `ROUND_OUTCOMES` logits) predicts how the round ends, and the value is
+    the expected `RoundPayoffs` under those probabilities. `weights[i]`, `biases[i]` are layer
+    i's (in, out) matrix and bias. A round's outcome is a far less noisy target than the game's,
+    and each game gives several rounds."""
+
+    weights: tuple[np.ndarray, ...]
+    biases: tuple[np.ndarray, ...]
+    mean: np.ndarray
+    std: np.ndarray
+    meta: dict[str, Any]
+    payoffs: RoundPayoffs
+
+    def probabilities(self, features: np.ndarray) -> np.ndarray:
+        """(rows, 3) the predicted probabilities of the round's outcomes."""
+        h = (np.atleast_2d(features) - self.mean) / self.std
+        for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
+            h = h @ w + b
+            if i + 1 < len(self.weights):
+                h = np.tanh(h)
+        h = np.exp(h - h.max(axis=1, keepdims=True))
+        return h / h.sum(axis=1, keepdims=True)
+
+    def __call__(self, features: np.ndarray) -> np.ndarray:
+        x = np.atleast_2d(features)
+        return np.sum(self.probabilities(x) * self.payoffs(x), axis=1)
+
+    def save(self, path: str | Path) -> None:
+        """Write the value file: the arrays plus a JSON `metadata` entry (read without pickle)."""
+        arrays: dict[str, Any] = {f"w{i}": w for i, w in enumerate(self.weights)}
+        arrays |= {f"b{i}": b for i, b in enumerate(self.biases)}
+        arrays |= {"mean": self.mean, "std": self.std}
+        arrays["metadata"] = np.frombuffer(json.dumps(self.meta, sort_keys=True).encode(), dtype=np.uint8)
+        np.savez(path, **arrays)
+
+
+def value_meta(rules: RulesConfig, **extra: Any) -> dict[str, Any]:
+    """The metadata a value file for `rules` carries: what `load_value_net` checks."""
+    ruleset = compile_rules(rules)
+    return {
+        "format": VALUE_FORMAT,
+        "features_version": FEATURES_VERSION,
+        "feature_size": ValueFeatures(ruleset).size,
+        "ruleset_hash": ruleset.hash,
+        "round_reward": float(rules.round_reward),
+        **extra,
+    }
+
+
+def load_value_net(path: str | Path, rules: RulesConfig) -> ValueNet:
+    """The value file at `path`, checked against `rules`: ValueFileError (one line) for a file
+    that is missing or malformed, was trained for other rules (ruleset hash or round_reward)
+    or takes another feature size."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {name: np.asarray(data[name], dtype=float) for name in data.files if name != "metadata"}
+            meta = json.loads(bytes(np.asarray(data["metadata"], dtype=np.uint8)).decode())
+    except FileNotFoundError:
+        raise ValueFileError(f"value file {path} does not exist") from None
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError) as err:
+        raise ValueFileError(f"{path} is not a value file ({type(err).__name__}: {err})") from None
+    if not isinstance(meta, dict) or meta.get("format") != VALUE_FORMAT:
+        raise ValueFileError(f"{path} is not a {VALUE_FORMAT} value file")
+    want = value_meta(rules)
+    if meta.get("ruleset_hash") != want["ruleset_hash"] or meta.get("round_reward") != want["round_reward"]:
+        raise ValueFileError(
+            f"{path} was trained for ruleset {meta.get('ruleset_hash')} (round_reward {meta.get('round_reward')}), "
+            f"this game uses {want['ruleset_hash']} (round_reward {want['round_reward']})"
+        )
+    if meta.get("feature_size") != want["feature_size"] or meta.get("features_version") != FEATURES_VERSION:
+        raise ValueFileError(
+            f"{path} takes features of size {meta.get('feature_size')} (version {meta.get('features_version')}), "
+            f"these rules give {want['feature_size']} (version {FEATURES_VERSION})"
+        )
+    layers = sum(1 for name in arrays if name.startswith("w"))
+    try:
+        weights = tuple(arrays[f"w{i}"] for i in range(layers))
+        biases = tuple(arrays[f"b{i}"] for i in range(layers))
+        net = ValueNet(weights, biases, arrays["mean"], arrays["std"], meta, RoundPayoffs(compile_rules(rules)))
+        shapes_ok = layers > 0 and net.probabilities(np.zeros((1, want["feature_size"]))).shape == (1, ROUND_OUTCOMES)
+    except (KeyError, ValueError) as err:
+        raise ValueFileError(f"{path} has malformed layers ({err})") from None
+    if not shapes_ok:
+        raise ValueFileError(f"{path} has malformed layers (not {ROUND_OUTCOMES} round outcomes)")
+    return net
+
+
+def shipped_value_file(rules: RulesConfig) -> Path | None:
+    """The value file shipped with the package for `rules` (tacocat/agents/models/value_*.npz
+    whose ruleset hash, round_reward and feature size match), None if there is none."""
+    for path in sorted(MODELS.glob("value_*.npz")):
+        try:
+            load_value_net(path, rules)
+        except ValueFileError:
+            continue
+        return path
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# chance outcomes
+# ---------------------------------------------------------------------------------------
+def _multisets(counts: Sequence[int], size: int, cap: int) -> list[tuple[int, ...]] | None:
+    """Every way to take `size` cards from a pile with `counts` copies per value (as counts per
+    value); None when there are more than `cap`."""
+    out: list[tuple[int, ...]] = []
+    n = len(counts)
+    suffix = [0] * (n + 1)
+    for v in range(n - 1, -1, -1):
+        suffix[v] = suffix[v + 1] + counts[v]
+    taken = [0] * n
+
+    def walk(v: int, left: int) -> bool:
+        if left == 0:
+            out.append(tuple(taken))
+            return len(out) <= cap
+        if v == n or suffix[v] < left:
+            return True
+        for k in range(min(counts[v], left), -1, -1):
+            taken[v] = k
+            if not walk(v + 1, left - k):
+                return False
+        taken[v] = 0
+        return True
+
+    return out if walk(0, size) else None
+
+
+def _hypergeometric(counts: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """P(drawing exactly `draws[i]` (counts per value) in sum(draws[i]) cards from `counts`)."""
+    from scipy.special import comb
+
+    total, size = int(counts.sum()), int(draws[0].sum())
+    return np.prod(comb(counts[None, :], draws), axis=1) / comb(total, size)
+
+
+def draw_outcomes(counts: Sequence[int], sizes: tuple[int, ...], cap: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The exact distribution of drawing `sizes[0]` cards, then `sizes[1]` (...), from a pile
+    with `counts` copies per value in uniformly random order: (outcomes (m, len(sizes), n_values)
+    counts per player, probabilities (m,)). None when there are more than `cap` outcomes."""
+    outcomes: list[list[tuple[int, ...]]] = [[]]
+    probs = [1.0]
+    pile = np.asarray(counts)
+    for size in sizes:
+        nxt: list[list[tuple[int, ...]]] = []
+        nxt_p: list[float] = []
+        for prefix, p in zip(outcomes, probs, strict=True):
+            left = pile - np.sum(prefix, axis=0) if prefix else pile
+            options = _multisets(left.tolist(), size, cap)
+            if options is None or len(nxt) + len(options) > cap:
+                return None
+            weights = _hypergeometric(left, np.asarray(options))
+            nxt.extend([*prefix, o] for o in options)
+            nxt_p.extend(p * weights)
+        outcomes, probs = nxt, nxt_p
+    return np.asarray(outcomes, dtype=float), np.asarray(probs)
+
+
+def sample_outcomes(
+    counts: Sequence[int], sizes: tuple[int, ...], samples: int, rng: np.random.Generator
+) -> np.ndarray:
+    """`samples` draws as in `draw_outcomes` from `rng` (samples, len(sizes), n_values)."""
+    cards = np.repeat(np.arange(len(counts)), counts)
+    order = rng.permuted(np.tile(cards, (samples, 1)), axis=1)
+    out = np.zeros((samples, len(sizes), len(counts)))
+    start = 0
+    rows = np.arange(samples)[:, None]
+    for i, size in enumerate(sizes):
+        np.add.at(out[:, i], (np.broadcast_to(rows, (samples, size)), order[:, start : start + size]), 1.0)
+        start += size
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# agents' action probabilities
+# ---------------------------------------------------------------------------------------
+class UnknownPolicyError(ValueError):
+    """Variance reduction needs an agent's action probabilities and they are not known."""
+
+
+#: a function from an agent's input to its probabilities over action ids; None: the agent is
+#: deterministic (no term needed); `UNKNOWN`: its probabilities are not known
+Probabilities = Callable[[AgentInput], np.ndarray]
+UNKNOWN = "unknown"
+
+
+def _uniform(inp: AgentInput) -> np.ndarray:
+    mask = inp.action_mask.astype(float)
+    return mask / mask.sum()
+
+
+def _softmax_of(agent: MLPPolicyAgent) -> Probabilities:
+    def probabilities(inp: AgentInput) -> np.ndarray:
+        logits = agent.logits(inp.observation)
+        legal = inp.action_mask.astype(bool)
+        z = np.where(legal, logits - logits[legal].max(), -np.inf)
+        p = np.exp(z)
+        return p / p.sum()
+
+    return probabilities
+
+
+def policy_of(agent: Agent) -> Probabilities | str | None:
+    """How an agent chooses, for the decision terms: its probability function (random, a
+    sampling policy file), None for a deterministic agent, `UNKNOWN` otherwise."""
+    if isinstance(agent, RandomAgent):
+        return _uniform
+    if isinstance(agent, MLPPolicyAgent):
+        return None if agent.deterministic else _softmax_of(agent)
+    if type(agent) is HighCardAgent or (type(agent) is PlannerAgent and agent.sacrifice_rate == 0.0):
+        return None
+    return UNKNOWN
+
+
+# ---------------------------------------------------------------------------------------
+# the estimator
+# ---------------------------------------------------------------------------------------
+def _round_reward(before: GameState, after: GameState) -> float:
+    """Player_0's reward paid by the move from `before` to `after`: round shaping (R1) and,
+    at the end, the game's return."""
+    reward = round_shaping(after, before.rounds_played)[0] if after.rounds_played > before.rounds_played else 0.0
+    return reward + (returns(after)[0] if after.is_over else 0.0)
+
+
+class AIVAT:
+    """The reduced return of a game (module docstring): `estimate(seed, actions, agents)`.
+
+    `value`: the value function; `samples`: Monte Carlo deals or draws where an exact
+    expectation has more than `max_outcomes` outcomes; `require_policies`: refuse agents whose
+    probabilities are unknown instead of leaving their decisions uncorrected."""
+
+    def __init__(
+        self,
+        rules: RulesConfig,
+        value: ValueFunction,
+        samples: int = 256,
+        max_outcomes: int = 2048,
+        require_policies: bool = False,
+    ) -> None:
+        if samples < 1 or max_outcomes < 1:
+            raise ValueError(f"samples and max_outcomes must be >= 1, got {samples} and {max_outcomes}")
+        self.rules = rules
+        self.ruleset = compile_rules(rules)
+        self.features = ValueFeatures(self.ruleset)
+        self.value = value
+        self.samples = samples
+        self.max_outcomes = max_outcomes
+        self.require_policies = require_policies
+        self._deals: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}
+
+    # -- chance ----------------------------------------------------------------------------
+    def chance_distribution(
+        self, counts: Sequence[int], sizes: tuple[int, ...], rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(outcomes, weights) of drawing `sizes` cards in turn from `counts`: exact when it
+        fits in `max_outcomes`, else `samples` equally weighted draws from `rng`."""
+        exact = draw_outcomes(counts, sizes, self.max_outcomes)
+        if exact is not None:
+            return exact
+        return sample_outcomes(counts, sizes, self.samples, rng), np.full(self.samples, 1.0 / self.samples)
+
+    def _deal_distribution(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        if size not in self._deals:  # exact deals do not depend on the generator: cache them
+            self._deals[size] = draw_outcomes(self.ruleset.copies, (size, size), self.max_outcomes)
+        exact = self._deals[size]
+        if exact is not None:
+            return exact
+        drawn = sample_outcomes(self.ruleset.copies, (size, size), self.samples, rng)
+        return drawn, np.full(self.samples, 1.0 / self.samples)
+
+    def _expected_future(self, before: GameState | None, after: GameState, rng: np.random.Generator) -> float:
+        """E[value(after)] over the chance outcome inside the move from `before` to `after`
+        (a new round's deal, the cards drawn by revealed replacements); value(after) if none."""
+        if after.is_over:
+            return 0.0
+        x = self.features(after)
+        dealt = before is None or after.rounds_played > before.rounds_played
+        if dealt:
+            players: tuple[int, ...] = (0, 1)
+            outcomes, weights = self._deal_distribution(after.deal_size, rng)
+        else:
+            assert before is not None
+            players = tuple(p for p in (0, 1) if before.replaced[p] is None and (after.replaced[p] or 0) > 0)
+            if not players:
+                return float(self.value(x[None, :])[0])
+            drawn = [np.asarray(after.hands[p]) - np.asarray(before.hands[p]) for p in players]
+            pile = np.bincount(after.draw_pile, minlength=self.ruleset.n_values) + np.sum(drawn, axis=0)
+            outcomes, weights = self.chance_distribution(pile, tuple(int(d.sum()) for d in drawn), rng)
+        batch = np.repeat(x[None, :], len(weights), axis=0)
+        k = self.features.scale
+        for i, p in enumerate(players):
+            kept = np.zeros(self.ruleset.n_values) if dealt else np.asarray(before.hands[p], dtype=float)  # type: ignore[union-attr]
+            batch[:, self.features.hand_slice(p)] = (kept[None, :] + outcomes[:, i]) * k
+        return float(weights @ self.value(batch))
+
+    # -- decisions ------------------------------------------------------------------------
+    def policy(self, agent: Agent) -> Probabilities | str | None:
+        """How `agent` chooses, for the decision terms (`policy_of`)."""
+        return policy_of(agent)
+
+    # -- one game --------------------------------------------------------------------------
+    def estimate(self, seed: int, actions: Sequence[tuple[int, int]], agents: Sequence[Agent]) -> tuple[float, float]:
+        """(player_0's return, player_0's reduced return) of the game dealt from `seed` with
+        `actions` ((player, action id) in order), played by `agents` (player_0's first)."""
+        policies = [self.policy(agent) for agent in agents]
+        if self.require_policies:
+            for agent, policy in zip(agents, policies, strict=True):
+                if policy == UNKNOWN:
+                    raise UnknownPolicyError(
+                        f"variance reduction needs the action probabilities of {agent.spec or type(agent).__name__}, "
+                        "which are not known (it samples internally)"
+                    )
+        rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x41, 0x1FA7]))
+        state = new_game(self.rules, seed)
+        outcome = 0.0
+        correction = self._future(state) - self._expected_future(None, state, rng)
+        for player, action in actions:
+            before = state.clone(history=False, rng=state.rng)
+            policy = policies[player]
+            baseline: float | None = None
+            if callable(policy):
+                probs = policy(AgentInput.from_state(before, player))
+                baseline = 0.0
+                for a in np.flatnonzero(probs > 0.0):
+                    twin = before.clone(history=False, rng=np.random.default_rng(0))
+                    apply_action(twin, int(a), player)
+                    baseline += float(probs[a]) * (
+                        _round_reward(before, twin) + self._expected_future(before, twin, rng)
+                    )
+            apply_action(state, action, player)
+            reward = _round_reward(before, state)
+            outcome += reward
+            chance = before.phase is Phase.REPLACE or state.rounds_played > before.rounds_played
+            if baseline is None and not chance:
+                continue  # no chance inside the move and no decision term: the bracket is 0
+            if baseline is None:
+                baseline = reward + self._expected_future(before, state, rng)
+            correction += reward + self._future(state) - baseline
+        return outcome, outcome - correction
+
+    def _future(self, state: GameState) -> float:
+        return 0.0 if state.is_over else float(self.value(self.features(state)[None, :])[0])
