@@ -643,8 +643,9 @@ def exploit_command(
     init: str | None = typer.Option(
         None,
         "--init",
-        help="agent: start the actor as AGENT's network, its critic "
-        "warmed up first (default where AGENT has one); scratch: a fresh actor.",
+        help="both (default where AGENT has a network): a run from each start, the stronger "
+        "reported, each start's figure beside it; agent: start the actor as AGENT's network, its "
+        "critic warmed up first; scratch: a fresh actor (the default otherwise).",
     ),
     preset: str | None = typer.Option(
         None, "--preset", help="Train and evaluate on these preset rules (tacocat.game.presets; default: the R1 rules)."
