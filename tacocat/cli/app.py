@@ -283,6 +283,12 @@ def match_command(
     save_games: Path | None = typer.Option(None, "--save-games", help="Save every game as JSON lines here."),
     rules: Path | None = RulesOption,
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    value: Path | None = typer.Option(
+        None, "--value", help="Value file for the variance-reduced return (implies --reduce)."
+    ),
+    reduce: bool = typer.Option(
+        False, "--reduce/--no-reduce", help="Also report the variance-reduced (AIVAT) return (shipped value file)."
+    ),
 ) -> None:
     """Play a duplicate match between two agents and print the result."""
     from tacocat.evaluation.game_files import game_to_dict
