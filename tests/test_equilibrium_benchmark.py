@@ -1,6 +1,7 @@
-"""benchmarks/equilibrium.py's parts that need no training run: the CFR+ anchor curve, the
-first point under the target, the table and the plot (a training run's curve is the run loop's
-exploitability.csv, tested in tests/test_exact_training.py)."""
+"""benchmarks/equilibrium.py's parts that need no training run: the CFR+ anchor curves (a
+preset's, OpenSpiel's on poker), the first point under the target, the table and the plot (a
+training run's curve is the run loop's exploitability.csv, tested in tests/test_exact_training.py
+and tests/test_league_poker.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,10 @@ def test_the_cfr_curve_falls_to_the_solvers_own_nash_conv(tmp_path: Path, monkey
 
 def test_the_table_says_where_each_run_reached_the_target(tmp_path: Path) -> None:
     def curve(*values: float) -> list[dict[str, float]]:
-        return [{"steps": 1000 * (i + 1), "seconds": 10.0 * (i + 1), "nash_conv": v} for i, v in enumerate(values)]
+        return [
+            {"steps": 1000 * (i + 1), "seconds": 10.0 * (i + 1), "nash_conv_sampling": v, "nash_conv_greedy": v / 2}
+            for i, v in enumerate(values)
+        ]
 
     results = {
         "preset": "tiny",
@@ -43,11 +47,25 @@ def test_the_table_says_where_each_run_reached_the_target(tmp_path: Path) -> Non
         ],
     }
     table = equilibrium.render(results)
-    assert "| league_ppo | 0 | 0.0600 | 2,000 | 20 |" in table  # the first point under the target
-    assert "| ppo_high_entropy | 0 | 0.2000 | not reached | – |" in table
-    assert "| CFR+ | – | 1.00e-02 after 2 iterations | – | 1.50 |" in table
-    # per method: runs under the target, the end's median and range, the second half's mean
-    assert "| league_ppo | 1 of 1 | 0.0600 [0.0600, 0.0600] | 0.0500 [0.0500, 0.0500] |" in table
-    assert "| ppo_high_entropy | 0 of 1 | 0.2000 [0.2000, 0.2000] | 0.2000 [0.2000, 0.2000] |" in table
+    # the first point under the target (sampling NashConv), the end's sampling and greedy NashConv
+    assert "| league_ppo | 0 | 0.0600 | 0.0300 | 2,000 | 20 |" in table
+    assert "| ppo_high_entropy | 0 | 0.2000 | 0.1000 | not reached | – |" in table
+    assert "| CFR+ | – | 1.00e-02 after 2 iterations | – | – | 1.50 |" in table
+    # per method: runs under the target, the end's sampling and greedy median and range, the second half's mean
+    assert (
+        "| league_ppo | 1 of 1 | 0.0600 [0.0600, 0.0600] | 0.0300 [0.0300, 0.0300] | 0.0500 [0.0500, 0.0500] |" in table
+    )
+    assert "| ppo_high_entropy | 0 of 1 | 0.2000 [0.2000, 0.2000] | 0.1000 [0.1000, 0.1000] |" in table
     equilibrium.plot(results, tmp_path / "curve.png")
     assert (tmp_path / "curve.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_openspiel_cfr_curve_falls_on_kuhn() -> None:
+    """The poker anchor: OpenSpiel's CFR+ on Kuhn, NashConv of its average policy falling from
+    the first iteration's (the checks' own NashConv is pyspiel's)."""
+    import pyspiel
+
+    curve = equilibrium.openspiel_cfr_curve(pyspiel.load_game("kuhn_poker"), max_seconds=0.05)
+    assert [p["iterations"] for p in curve[:3]] == [1, 2, 3]
+    assert curve[-1]["nash_conv"] < 0.05 < curve[0]["nash_conv"]
+    assert all(a["seconds"] <= b["seconds"] for a, b in itertools.pairwise(curve))

@@ -31,7 +31,7 @@ def _config_file(tmp_path: Path, **changes: object) -> Path:
         "run_root": str(tmp_path / "runs"),
         "total_timesteps": 512,
         "checkpoint_every": 256,
-        "eval": {"every": 256, "deal_pairs": 2, "opponents": ["random"], "final": [], "nash_conv": "sampling"},
+        "eval": {"every": 256, "deal_pairs": 2, "opponents": ["random"], "final": [], "nash_conv": True},
     }
     data.update(changes)
     path = tmp_path / "exact.yaml"
@@ -55,14 +55,16 @@ def test_a_league_run_logs_the_exact_nash_conv_of_its_policy_at_every_evaluation
     rows = _rows(run_dir / "exploitability.csv")
     assert [int(r["timesteps"]) for r in rows] == [256, 512] and list(rows[0]) == EXACT_FIELDS
     for row in rows:
-        conv = float(row["nash_conv"])
-        assert conv > 0 and float(row["exploitability"]) == pytest.approx(conv / 2)
-        assert conv == pytest.approx(float(row["best_response_0"]) + float(row["best_response_1"]))  # zero-sum
-    # the last row is the exported policy's, played by its action probabilities, as `tacocat exploit --exact` says
-    report = exact_report(f"league:path={run_dir / 'policy.npz'}", "skirmish", sampling=True)
-    assert float(rows[-1]["nash_conv"]) == pytest.approx(report.nash_conv, abs=1e-9)
-    greedy = exact_report(f"league:path={run_dir / 'policy.npz'}", "skirmish", sampling=False)
-    assert greedy.nash_conv != pytest.approx(report.nash_conv)  # the mode matters: sampling was asked for
+        for mode in ("greedy", "sampling"):
+            conv = float(row[f"nash_conv_{mode}"])
+            best = float(row[f"best_response_0_{mode}"]) + float(row[f"best_response_1_{mode}"])
+            assert conv >= 0 and conv == pytest.approx(best)  # zero-sum
+    # the last row is the exported policy's, greedy and by its action probabilities, as `tacocat exploit --exact` says
+    for mode in ("greedy", "sampling"):
+        report = exact_report(f"league:path={run_dir / 'policy.npz'}", "skirmish", sampling=mode == "sampling")
+        assert float(rows[-1][f"nash_conv_{mode}"]) == pytest.approx(report.nash_conv, abs=1e-9)
+        assert float(rows[-1][f"policy_value_0_{mode}"]) == pytest.approx(report.policy_values[0], abs=1e-9)
+    assert float(rows[-1]["nash_conv_greedy"]) != pytest.approx(float(rows[-1]["nash_conv_sampling"]))
 
 
 def test_nash_conv_on_rules_too_large_to_enumerate_is_refused_at_validation(tmp_path: Path) -> None:
@@ -74,8 +76,8 @@ def test_nash_conv_on_rules_too_large_to_enumerate_is_refused_at_validation(tmp_
     assert "Traceback" not in result.output and not (tmp_path / "runs").exists()
 
 
-@pytest.mark.parametrize("value", ["softmax", True, 1])
-def test_an_unknown_nash_conv_mode_is_refused(tmp_path: Path, value: object) -> None:
+@pytest.mark.parametrize("value", ["softmax", "sampling", 1])
+def test_a_nash_conv_that_is_no_switch_is_refused(tmp_path: Path, value: object) -> None:
     data = read_experiment(_config_file(tmp_path))
     data["eval"]["nash_conv"] = value
     with pytest.raises(ValueError, match="nash_conv"):
@@ -83,4 +85,4 @@ def test_an_unknown_nash_conv_mode_is_refused(tmp_path: Path, value: object) -> 
 
 
 def test_nash_conv_is_off_unless_asked_for() -> None:
-    assert load_experiment(SMOKE).eval.nash_conv is None
+    assert load_experiment(SMOKE).eval.nash_conv is False

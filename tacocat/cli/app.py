@@ -669,10 +669,7 @@ def exploit_command(
         False,
         "--exact",
         help="Instead: AGENT's exact NashConv and best-response values on "
-        "--preset (a tabular policy on the enumerated game tree).",
-    ),
-    sampling: bool = typer.Option(
-        False, "--sampling", help="With --exact: AGENT's sampling policy, not its greedy one."
+        "--preset (a tabular policy on the enumerated game tree), greedy and sampling side by side.",
     ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
 ) -> None:
@@ -686,12 +683,10 @@ def exploit_command(
     if exact:
         if preset is None:
             raise ValueError("--exact needs --preset NAME: exact values need a game tree small enough to enumerate")
-        from tacocat.analysis.exploit import exact_report, format_report
+        from tacocat.analysis.exploit import exact_reports, format_reports
 
-        typer.echo(format_report(exact_report(agent, preset, sampling=sampling, progress=progress)))
+        typer.echo(format_reports(*exact_reports(agent, preset, progress=progress)))
         return
-    if sampling:
-        raise ValueError("--sampling applies with --exact; for training, give AGENT as a spec with deterministic=false")
     from tacocat.train.exploit import REPORT, format_table, plan_exploit, run_exploit
 
     if out is not None:

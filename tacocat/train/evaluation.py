@@ -1,7 +1,7 @@
 """Duplicate-format evaluation of a run's policy: during training (`evaluate_during_training`,
-eval.csv; on rules small enough to enumerate also `nash_conv_during_training`,
-exploitability.csv) and after it (`evaluate_run`: the final policy against the whole ladder,
-final_eval.json and final_eval.md), for a run of any backend."""
+eval.csv; on rules small enough to enumerate, and on a poker game, also
+`nash_conv_during_training`, exploitability.csv) and after it (`evaluate_run`: the final
+policy against the whole ladder, final_eval.json and final_eval.md), for a run of any backend."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 
@@ -21,11 +22,14 @@ from tacocat.train.config import ExperimentConfig
 EVAL_FIELDS = ["timesteps", "opponent", "win_rate", "ci_low", "ci_high", "deal_pairs"]
 EXACT_FIELDS = [
     "timesteps",
-    "nash_conv",
-    "exploitability",
-    "policy_value_0",
-    "best_response_0",
-    "best_response_1",
+    "nash_conv_greedy",
+    "nash_conv_sampling",
+    "policy_value_0_greedy",
+    "policy_value_0_sampling",
+    "best_response_0_greedy",
+    "best_response_1_greedy",
+    "best_response_0_sampling",
+    "best_response_1_sampling",
     "seconds",
 ]
 _TREES: dict[str, Any] = {}  # ruleset hash -> GameTree: enumerated (or read from its cache) once per process
@@ -71,25 +75,58 @@ def exact_tree(rules: RulesConfig) -> Any:
     return _TREES[key]
 
 
+def prepare_nash_conv(config: ExperimentConfig) -> None:
+    """What `nash_conv_during_training` reads, built before the run starts: the enumerated tree
+    of the run's rules (a tree too large to enumerate is refused before the run directory) or,
+    for a league on a poker game, OpenSpiel's tree mapped onto pgx's (`tacocat.analysis.poker`)."""
+    if config.game == "tacocat":
+        exact_tree(config.rules_config)
+    else:
+        from tacocat.analysis.poker import poker_tree
+
+        poker_tree(config.game)
+
+
 def nash_conv_during_training(learner: Agent | str, config: ExperimentConfig, timesteps: int) -> dict[str, Any]:
-    """The row of exploitability.csv: the exact NashConv of `learner` on the run's rules, its
-    policy played greedily or by its action probabilities (`eval.nash_conv`), with player_0's
-    value and each player's best-response value (`tacocat.analysis`)."""
+    """The row of exploitability.csv: the exact NashConv of `learner` on the run's game, its
+    policy played greedily (its most probable legal action) and by its action probabilities,
+    side by side, with player_0's value in each mode and, on Tacocat's rules, each player's
+    best-response value (`tacocat.analysis`). On a pure equilibrium (every enumerable Tacocat
+    preset has one) greedy NashConv can reach 0 while sampling NashConv measures how far the
+    softmax has collapsed; on a mixed one (Kuhn, Leduc) only sampling NashConv can reach 0
+    (docs/EXPLOITABILITY.md)."""
+    start = time.perf_counter()
+    row: dict[str, Any] = {"timesteps": timesteps}
+    if config.game != "tacocat":
+        from tacocat.agents.registry import parse_spec
+        from tacocat.analysis.poker import poker_report
+
+        report = poker_report(parse_spec(str(learner))[1]["path"], config.game)
+        for mode, valued in (("greedy", report.greedy), ("sampling", report.sampling)):
+            row |= {f"nash_conv_{mode}": valued.nash_conv, f"policy_value_0_{mode}": valued.policy_value_0}
+        return {**row, "seconds": time.perf_counter() - start}
     from tacocat.analysis.agent_tables import agent_policy
     from tacocat.analysis.best_response import exploitability
 
-    start = time.perf_counter()
     tree = exact_tree(config.rules_config)
-    found = exploitability(tree, agent_policy(tree, learner, sampling=config.eval.nash_conv == "sampling"))
-    return {
-        "timesteps": timesteps,
-        "nash_conv": found.nash_conv,
-        "exploitability": found.exploitability,
-        "policy_value_0": float(found.policy_values[0]),
-        "best_response_0": float(found.best_response_values[0]),
-        "best_response_1": float(found.best_response_values[1]),
-        "seconds": time.perf_counter() - start,
-    }
+    for mode in ("greedy", "sampling"):
+        found = exploitability(tree, agent_policy(tree, learner, sampling=mode == "sampling"))
+        row |= {
+            f"nash_conv_{mode}": found.nash_conv,
+            f"policy_value_0_{mode}": float(found.policy_values[0]),
+            f"best_response_0_{mode}": float(found.best_response_values[0]),
+            f"best_response_1_{mode}": float(found.best_response_values[1]),
+        }
+    return {**row, "seconds": time.perf_counter() - start}
+
+
+def evaluation_score(rows: list[dict[str, Any]], exact: dict[str, Any] | None) -> float:
+    """What an evaluation scores, in [0, 1], higher is better (the best policy so far, `tacocat
+    tune`'s listener): the mean win rate over `eval.opponents`, or, without any (a league on a
+    poker game), 1 / (1 + the sampling NashConv)."""
+    if not rows and exact is not None:
+        return 1.0 / (1.0 + float(exact["nash_conv_sampling"]))
+    return float(np.mean([r["win_rate"] for r in rows]))
 
 
 def evaluate_run(

@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import numpy as np
-
 from tacocat.agents.base import Agent
 from tacocat.train import checkpoints
 from tacocat.train.backends import trainer_module
@@ -36,8 +34,9 @@ from tacocat.train.evaluation import (
     EVAL_FIELDS,
     EXACT_FIELDS,
     evaluate_during_training,
-    exact_tree,
+    evaluation_score,
     nash_conv_during_training,
+    prepare_nash_conv,
 )
 from tacocat.train.logs import ScalarWriter, append_rows, truncate_rows
 from tacocat.train.policy import ExportedPolicy
@@ -135,8 +134,8 @@ def train(
     # a run killed before its run.json was written starts over in its directory
     starting = resumed is None or never_started(resumed)
     backend = trainer_module(config.backend)
-    if config.eval.nash_conv is not None:
-        exact_tree(config.rules_config)  # a tree too large to enumerate is refused before the run directory
+    if config.eval.nash_conv:
+        prepare_nash_conv(config)  # a tree too large to enumerate is refused before the run directory
     with backend.session(config, address) as extras:
         # several processes (tacocat/train/distributed.py): process 0 writes the run
         if extras.pop("process_index", 0) != 0:
@@ -205,14 +204,16 @@ def run_training(
                 learner = trainer.evaluation_agent(run_dir)
                 rows = evaluate_during_training(learner, config, timesteps)
                 append_rows(run_dir / "eval.csv", EVAL_FIELDS, rows)
-                if config.eval.nash_conv is not None:
-                    exact = nash_conv_during_training(learner, config, timesteps)
+                exact = nash_conv_during_training(learner, config, timesteps) if config.eval.nash_conv else None
+                if exact is not None:
                     append_rows(run_dir / "exploitability.csv", EXACT_FIELDS, [exact])
-                    writer.add("eval/nash_conv", exact["nash_conv"], timesteps)
+                    writer.add("eval/nash_conv_greedy", exact["nash_conv_greedy"], timesteps)
+                    writer.add("eval/nash_conv_sampling", exact["nash_conv_sampling"], timesteps)
                 for r in rows:
                     writer.add(f"eval/win_rate_{r['opponent']}", r["win_rate"], timesteps)
-                score = float(np.mean([r["win_rate"] for r in rows]))
-                writer.add("eval/mean_win_rate", score, timesteps)
+                score = evaluation_score(rows, exact)
+                if rows:
+                    writer.add("eval/mean_win_rate", score, timesteps)
                 if best is None or score > best:
                     best = score
                     trainer.export(run_dir, best=True)

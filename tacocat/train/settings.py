@@ -128,11 +128,12 @@ class EvalConfig(_Strict):
         description="the evaluation after training (main job), against the whole ladder",
     )
     workers: int = Field(default=2, gt=0, le=MAX_WORKERS, description="worker processes of the final evaluation")
-    nash_conv: Literal["greedy", "sampling"] | None = Field(
-        default=None,
+    nash_conv: bool = Field(
+        default=False,
+        strict=True,
         description="also the exact NashConv of the learner's policy at every evaluation, played "
-        "greedily or by its action probabilities (exploitability.csv); the rules must be small enough to enumerate "
-        "(a preset such as skirmish or jumbo, docs/EXPLOITABILITY.md)",
+        "greedily and by its action probabilities, side by side (exploitability.csv); the rules must be small enough "
+        "to enumerate (a preset such as skirmish or jumbo, docs/EXPLOITABILITY.md), or the league's game a poker game",
     )
 
     @field_validator("opponents")
@@ -216,7 +217,7 @@ class ExperimentBase(_Strict):
     def _exact_needs_a_small_game(self) -> ExperimentBase:
         """eval.nash_conv enumerates the game tree: refused here for rules far too large (the
         sampled estimate, under a second); the exact count comes before training starts."""
-        if self.eval.nash_conv is not None:
+        if self.eval.nash_conv and self.game == "tacocat":  # a poker game's tree is OpenSpiel's, small
             from tacocat.analysis.store import cache_path, probe_enumerable
 
             if not cache_path(self.rules_config).exists():
@@ -229,6 +230,11 @@ class ExperimentBase(_Strict):
     def _needs_an_opponent(self) -> None:
         if not self.opponents:
             raise ValueError(f"opponents: backend {self.backend} needs at least one opponent")  # type: ignore[attr-defined]  # a mixin
+
+    @property
+    def game(self) -> str:
+        """The game trained on: Tacocat, but for a league on a poker game (`league.game`)."""
+        return "tacocat"
 
     @property
     def rules_config(self) -> RulesConfig:

@@ -200,6 +200,9 @@ def _check_rows(runner: Runner, env: Any, config: LeagueExperiment, path: Path, 
     if floor.min() < 0 or floor.max() > max(config.rules_config.values):
         raise RunDirError(f"{path}: the failed-answer floors must be card values")
     state = runner.env_state
+    if config.game != "tacocat":
+        _check_poker_rows(state, env, path)
+        return
     derived = ("observation", "legal_action_mask", "terminated", "truncated", "rewards")
     fields = {f.name: np.asarray(getattr(state, f.name)) for f in dataclasses.fields(state) if f.name not in derived}
     try:
@@ -211,3 +214,34 @@ def _check_rows(runner: Runner, env: Any, config: LeagueExperiment, path: Path, 
     for name in ("observation", "legal_action_mask"):
         if not np.array_equal(np.asarray(getattr(fresh, name)), np.asarray(getattr(state, name))):
             raise RunDirError(f"{path}: the environments' {name} is not the one their rules state gives")
+
+
+def _check_poker_rows(state: Any, env: Any, path: Path) -> None:
+    """RunDirError naming `path` unless every poker environment is the state its deal, first
+    player and bets give (`PokerBatch.replay`, every field), with finite rewards of the last step."""
+    inner = state.inner
+    try:
+        cards, first, history = (np.asarray(x, np.int32) for x in (inner._cards, state.first, state.history))
+        valid = (
+            cards.shape[1:] == (env.game.cards,)
+            and cards.min() >= 0
+            and cards.max() <= 2
+            and np.isin(first, (0, 1)).all()
+            and history.min() >= -1
+            and history.max() < env.num_actions
+        )
+        fresh = env.replay_rows(cards, first, history) if valid else None
+    except (ValueError, TypeError, IndexError, AttributeError) as err:
+        raise RunDirError(
+            f"{path}: the environments' state is not a valid poker state ({type(err).__name__})"
+        ) from None
+    if fresh is None:
+        raise RunDirError(f"{path}: the environments' deals, first players or bets are out of range")
+    last_step = ("rewards", "terminated", "truncated")  # of the game a row's last step ended
+    saved = jax.tree_util.tree_leaves_with_path(state)
+    for (where, leaf), rebuilt in zip(saved, jax.tree.leaves(fresh), strict=True):
+        name = jax.tree_util.keystr(where, simple=True, separator=".")
+        if name not in last_step and not np.array_equal(np.asarray(leaf), np.asarray(rebuilt)):
+            raise RunDirError(f"{path}: the environments' {name} is not the one their deals and bets give")
+    if not np.isfinite(np.asarray(state.rewards)).all():
+        raise RunDirError(f"{path}: the environments' rewards are not finite")

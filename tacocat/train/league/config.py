@@ -92,6 +92,13 @@ class LeagueConfig(_Strict):
     (`critic_warmup`): how `tacocat exploit` starts a best response at parity with its target.
     """
 
+    game: Literal["tacocat", "kuhn_poker", "leduc_holdem"] = Field(
+        default="tacocat",
+        description="the game the league trains on: Tacocat (the batch engine, `rules`), or pgx's "
+        "kuhn_poker or leduc_holdem, observed by information state (tacocat/analysis/poker_batch.py) and valued "
+        "exactly through OpenSpiel (eval.nash_conv; docs/EXPLOITABILITY.md#calibration); Tacocat's options (rules, "
+        "opponents, the evaluation ladder, init_actor) are refused there",
+    )
     selfplay_weight: float = Field(default=1.0, ge=0, le=1e6, description="share of games against the current policy")
     snapshot_weight: float = Field(default=0.0, ge=0, le=1e6, description="share of games against frozen snapshots")
     snapshot_every: int = Field(default=10, gt=0, description="iterations between snapshots of the learner")
@@ -183,12 +190,18 @@ class LeagueExperiment(ExperimentBase):
         """Iterations of the whole run (the last one may pass total_timesteps)."""
         return -(-self.total_timesteps // self.steps_per_iteration)
 
+    @property
+    def game(self) -> str:
+        return self.league.game
+
     @model_validator(mode="after")
     def _league_fits(self) -> LeagueExperiment:
         """Opponents with a JAX port, a batch that splits into whole minibatches and gives every
         opponent of the mixture at least one game, and memory within the limit."""
         from tacocat.agents.jax_ports import check_ported, split_rows
 
+        if self.game != "tacocat":
+            check_poker(self)
         for i, opponent in enumerate(self.opponents):
             try:
                 check_ported(opponent.agent, self.rules_config)
@@ -231,6 +244,28 @@ class LeagueExperiment(ExperimentBase):
                 f"{MAX_LEAGUE_MEMORY_BYTES / 2**30:.0f} GiB"
             )
         return self
+
+
+def check_poker(config: LeagueExperiment) -> None:
+    """ValueError, one line naming the option, unless a league on a poker game asks for nothing
+    of Tacocat's: rule overrides (presets), opponents (the heuristics and their JAX ports), the
+    evaluation ladder (Tacocat agents), a warm start from a Tacocat policy file; and unless it
+    evaluates the exact NashConv (its only evaluation)."""
+    game = config.game
+    tacocat_only = {
+        "rules": bool(config.rules),
+        "opponents": bool(config.opponents),
+        "eval.opponents": bool(config.eval.opponents),
+        "eval.final": bool(config.eval.final),
+        "league.init_actor": config.league.init_actor is not None,
+    }
+    for option, given in tacocat_only.items():
+        if given:
+            raise ValueError(
+                f"{option}: a Tacocat option; league.game {game} has none (set {option} to its empty value)"
+            )
+    if not config.eval.nash_conv:
+        raise ValueError(f"eval.nash_conv: a league on {game} is evaluated by its exact NashConv; set it to true")
 
 
 def check_rollout(config: LeagueExperiment, games: int, field: str, blamed: str) -> None:
@@ -355,8 +390,14 @@ def league_memory_bytes(config: LeagueExperiment) -> int:
     from tacocat.game.ruleset import compile_rules
 
     league = config.league
-    rules = compile_rules(config.rules_config)
-    obs, actions = ObservationLayout(rules).size, rules.codec.size
+    if config.game == "tacocat":
+        rules = compile_rules(config.rules_config)
+        obs, actions = ObservationLayout(rules).size, rules.codec.size
+    else:
+        from tacocat.analysis.poker_batch import PokerBatch
+
+        env = PokerBatch(config.game)
+        obs, actions = env.observation_shape[0], env.num_actions
     critic_in = 2 * obs if league.privileged_critic else obs
     transition = 4 * critic_in + actions + 4 * 4 + 2 + 2 * 4
     games = config.n_envs + (league.exploiter.n_envs if league.exploiter is not None else 0)

@@ -26,7 +26,9 @@ top to bottom:
 
 The engine is used through its public interface only (`init`, `step_autoreset`, `observe`,
 `State.observation`, `legal_action_mask`, `current_player`, `rewards`, `terminated`,
-`truncated`), so a faster engine with the same interface drops in.
+`truncated`), so a faster engine with the same interface drops in, and so do pgx's Kuhn and
+Leduc poker (`tacocat.analysis.poker_batch.PokerBatch`, `PPOSettings.game`): only Tacocat's
+failed-answer floors (`rounds_played`, for the heuristics' ports) are Tacocat's.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ class PPOSettings:
     privileged_critic: bool = False  # the critic also reads the opponent's observation (training only)
     decision_slots: int = 0  # the update's slots for learner decisions (pack_learner_decisions); 0: every env step
     magnet: str = "none"  # the KL penalty's magnet (kl_to_magnet): "none", "uniform" or "ema" (Runner.magnet)
+    game: str = "tacocat"  # the batch env's game: Tacocat tracks the failed-answer floors (Runner.floor), poker none
 
 
 class Runner(NamedTuple):
@@ -240,7 +243,8 @@ def make_iteration(
     local_blocks = layout.local_blocks
     step = jax.vmap(env.step_autoreset)
     observe = jax.vmap(env.observe)
-    track_floor = jax.vmap(failed_answer_floor(env.config))
+    #: Tacocat's heuristics read each player's failed-answer floor; a poker game has none (it stays 0)
+    track_floor = jax.vmap(failed_answer_floor(env.config)) if s.game == "tacocat" else None
     optimizer = make_optimizer(s)
     rows = jnp.arange(layout.rows)
     scale = jnp.asarray(obs_scale)
@@ -296,11 +300,12 @@ def make_iteration(
             pool, snapshot_ids, obs, net_obs, mask, floor[rows, 1 - actor], learner_action, learner_turn, opp_key
         )
         action = jnp.where(learner_turn, learner_action, opp_action)
-        rounds_played = state.rounds_played
+        before = state
         state = step(state, action, layout.mine(jax.random.split(env_key, s.n_envs)))
         reward = state.rewards[rows, seat]
         done = state.terminated | state.truncated
-        floor = track_floor(floor, obs, action, actor, done | (state.rounds_played != rounds_played))
+        if track_floor is not None:
+            floor = track_floor(floor, obs, action, actor, done | (state.rounds_played != before.rounds_played))
         won = state.terminated & (reward > state.rewards[rows, 1 - seat])
         if s.learner_seat == "alternate":
             next_seat = 1 - seat

@@ -93,6 +93,7 @@ def ppo_settings(config: LeagueExperiment) -> PPOSettings:
         privileged_critic=config.league.privileged_critic,
         decision_slots=decision_slots(config),
         magnet=config.league.magnet.kind if config.league.magnet is not None else "none",
+        game=config.game,
     )
 
 
@@ -136,19 +137,38 @@ def blocks_of(config: LeagueExperiment) -> list[Block]:
     )
 
 
+def batch_env(config: LeagueExperiment) -> tuple[Any, np.ndarray]:
+    """The batch env the league trains on (`league.game`) and what its networks multiply an
+    observation by (`network.input_scale` for Tacocat; a poker observation is 0/1 already)."""
+    if config.game == "tacocat":
+        from tacocat.game.batch import TacocatBatch
+
+        env = TacocatBatch(config.rules_config)
+        return env, input_scale(compile_rules(env.config))
+    from tacocat.analysis.poker_batch import PokerBatch
+
+    poker = PokerBatch(config.game)
+    return poker, np.ones(poker.observation_shape, np.float32)
+
+
+def _compile_key(config: LeagueExperiment) -> tuple:
+    """What a compiled iteration is built for besides its settings: Tacocat's rules, or the poker game."""
+    if config.game == "tacocat":
+        return (json.dumps(config.rules_config.canonical_dict(), sort_keys=True),)
+    return (config.game,)
+
+
 def build(config: LeagueExperiment, critic_only: bool = False) -> tuple[Any, PPOSettings, Any]:
     """(env, settings, jitted iteration) of a league config; with `critic_only`, the critic's
     warm-up iteration (`ppo.make_iteration`), whose own optimizer keeps a constant rate."""
-    from tacocat.game.batch import TacocatBatch
-
-    env = TacocatBatch(config.rules_config)
+    env, scale = batch_env(config)
     settings = ppo_settings(config)
     blocks = blocks_of(config)
     specs = tuple(o.agent for o in config.opponents)
     iteration_settings = dataclasses.replace(settings, anneal_updates=0) if critic_only else settings
     devices = config.league.devices
     key = (
-        json.dumps(config.rules_config.canonical_dict(), sort_keys=True),
+        *_compile_key(config),
         iteration_settings,
         tuple(blocks),
         specs,
@@ -159,7 +179,6 @@ def build(config: LeagueExperiment, critic_only: bool = False) -> tuple[Any, PPO
     )
     if key not in _COMPILED:
         opponents = [make_opponent(spec, config.rules_config) for spec in specs]
-        scale = input_scale(compile_rules(env.config))
         mesh = make_mesh(devices) if devices > 1 else None
         _COMPILED[key] = make_iteration(
             env,
@@ -191,20 +210,17 @@ def exploiter_settings(config: LeagueExperiment) -> PPOSettings:
 def build_exploiter(config: LeagueExperiment) -> Any:
     """The exploiter's jitted iteration: every one of its games against the current main policy,
     given as a one-snapshot pool (`ppo.make_iteration` with a single snapshot block)."""
-    from tacocat.game.batch import TacocatBatch
-
-    env = TacocatBatch(config.rules_config)
+    env, scale = batch_env(config)
     settings = exploiter_settings(config)
     blocks = (Block("snapshot", 0, 0, settings.n_envs),)
     key = (
-        json.dumps(config.rules_config.canonical_dict(), sort_keys=True),
+        *_compile_key(config),
         settings,
         blocks,
         "exploiter",
         config.league.fast_compile,
     )
     if key not in _COMPILED:
-        scale = input_scale(compile_rules(env.config))
         _COMPILED[key] = make_iteration(
             env, settings, blocks, [], scale, _FAST_COMPILE if config.league.fast_compile else None
         )
@@ -225,10 +241,17 @@ def placement_of(config: LeagueExperiment) -> Placement | None:
 # export (the actor as a policy file)
 # ---------------------------------------------------------------------------------------
 def export_policy(params: Params, path: Path, config: LeagueExperiment, timesteps: int) -> Path:
-    """The actor as a `tacocat-mlp-v1` file (`tacocat.agents.mlp_agent` plays it with numpy)."""
+    """The actor as a `tacocat-mlp-v1` file (`tacocat.agents.mlp_agent` plays it with numpy),
+    or on a poker game as a `tacocat-poker-mlp-v1` file (`tacocat.analysis.poker`)."""
     from tacocat.agents.mlp_agent import LEAGUE_ALGORITHM
     from tacocat.agents.policy_file import save_policy
 
+    if config.game != "tacocat":
+        from tacocat.analysis import poker
+
+        layers = actor_layers(params, batch_env(config)[1])
+        meta = {"experiment": config.name, "seed": config.seed, "timesteps": timesteps}
+        return poker.save_policy(path, layers, config.game, config.algo.activation, **meta)
     scale = input_scale(compile_rules(config.rules_config))
     return save_policy(
         path,
@@ -476,7 +499,8 @@ class LeagueTrainer:
     def export(self, run_dir: Path, best: bool = False) -> ExportedPolicy:
         name = "best_policy.npz" if best else POLICY_FILE
         export_policy(self.params(), run_dir / name, self.config, self.timesteps)
-        return ExportedPolicy("league", name)
+        # a poker policy is no ladder agent: `poker:path=...` names it for tacocat.analysis.poker
+        return ExportedPolicy("league" if self.config.game == "tacocat" else "poker", name)
 
     def close(self) -> None:
         pass

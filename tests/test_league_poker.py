@@ -1,0 +1,275 @@
+"""The league on Kuhn and Leduc poker (issue 39): pgx's games behind the batch interface
+(tacocat/analysis/poker_batch.py), OpenSpiel's trees mapped onto them and a policy's exact
+NashConv (tacocat/analysis/poker.py), a league run on them, and what is refused there.
+
+The mapping is checked on every history of OpenSpiel's trees: the legal actions and the player
+to act are OpenSpiel's, every terminal history pays OpenSpiel's returns, the observation is a
+function of the information state and tells any two apart (Leduc: up to the suits, which pgx
+does not deal; exactly on OpenSpiel's suit-isomorphic Leduc). pgx's own observation does not
+(pgx issue 1302): checked here, and why the league observes the betting sequence as well."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shutil
+from pathlib import Path
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from tacocat.analysis.poker import PokerPolicy, load_policy, poker_report, poker_tree, save_policy, tabulate, values
+from tacocat.analysis.poker_batch import PokerBatch
+from tacocat.cli.app import app
+from tacocat.train.config import load_experiment, parse_experiment
+from tacocat.train.config_files import read_experiment
+from tacocat.train.evaluation import EXACT_FIELDS
+
+ROOT = Path(__file__).resolve().parents[1]
+KUHN = ROOT / "tacocat" / "train" / "configs" / "league_kuhn.yaml"
+
+
+def _distinct(keys: list[str], rows: np.ndarray) -> tuple[dict[str, bytes], set[bytes]]:
+    """Each information state's one observation (asserting there is one) and the set of them."""
+    seen: dict[str, bytes] = {}
+    for key, row in zip(keys, rows, strict=True):
+        assert seen.setdefault(key, row.tobytes()) == row.tobytes(), f"{key}: two observations"
+    return seen, set(seen.values())
+
+
+def _check_mapping(tree) -> None:
+    """Every information state of OpenSpiel's game reached, with OpenSpiel's legal actions,
+    player to act and payoffs."""
+    from open_spiel.python.policy import TabularPolicy
+
+    assert set(tree.first_history) == set(TabularPolicy(tree.openspiel).state_lookup)
+    for legal, mask in zip(tree.legal, tree.masks, strict=True):
+        assert sorted(tree.game.pgx_action[a] for a in legal) == np.flatnonzero(mask).tolist()
+    np.testing.assert_array_equal(tree.players, tree.pgx_players)
+    np.testing.assert_array_equal(tree.terminal_rewards, tree.terminal_returns)  # the same payoffs
+
+
+def test_kuhn_maps_onto_pgx_and_its_observation_tells_every_information_state_apart() -> None:
+    tree = poker_tree("kuhn_poker")
+    assert len(tree.info_states) == 24 and len(tree.first_history) == 12 and len(tree.terminal_returns) == 30
+    _check_mapping(tree)
+    by_state, observations = _distinct(tree.info_states, tree.observations)
+    assert len(observations) == len(by_state) == 12
+    # pgx's own observation (card, own chips, opponent's chips) tells only 6 of the 12 apart
+    # (pgx issue 1302): the first player at the start and the second after a pass both see
+    # "0 chips each"; the second facing a bet and the first facing one after passing both "0, 1"
+    raw, raw_observations = _distinct(tree.info_states, tree.raw_observations)
+    assert len(raw_observations) == 6
+    assert raw["0"] == raw["0p"] and raw["0b"] == raw["0pb"] and raw["0"] != raw["1"]  # OpenSpiel: card, bets
+
+
+@pytest.mark.slow  # Leduc's trees (3,780 and 774 decision histories) replayed in pgx: about 20 s here
+def test_leduc_maps_onto_pgx_by_information_state_up_to_suits() -> None:
+    tree = poker_tree("leduc_holdem")
+    assert len(tree.first_history) == 936
+    _check_mapping(tree)
+    by_state, observations = _distinct(tree.info_states, tree.observations)
+
+    def suitless(key: str) -> str:  # OpenSpiel's card ids 0-5 as ranks 0-2
+        return re.sub(r"\[(Private|Public): (\d)\]", lambda m: f"[{m[1]}: {int(m[2]) // 2}]", key)
+
+    # two information states share an observation if and only if they differ only in suits
+    ranks = {suitless(key): obs for key, obs in by_state.items()}
+    assert len(ranks) == len(observations) == 288
+    assert all(ranks[suitless(key)] == obs for key, obs in by_state.items())
+    isomorphic = poker_tree("leduc_holdem", suit_isomorphism=True)
+    _check_mapping(isomorphic)
+    assert len(_distinct(isomorphic.info_states, isomorphic.observations)[1]) == len(isomorphic.first_history) == 288
+    assert len(_distinct(isomorphic.info_states, isomorphic.raw_observations)[1]) == 81  # pgx's own: 81 of 288
+    # a policy of pgx's game has one NashConv on both of OpenSpiel's forms of the game
+    policy = _random_policy("leduc_holdem", seed=3)
+    for sampling in (False, True):
+        a, b = (values(t, tabulate(policy, t, sampling)).nash_conv for t in (tree, isomorphic))
+        assert a == pytest.approx(b, abs=1e-9)
+
+
+def _random_policy(game: str, seed: int, hidden: int = 16) -> PokerPolicy:
+    env = PokerBatch(game)
+    rng = np.random.default_rng(seed)
+    sizes = [env.observation_shape[0], hidden, env.num_actions]
+    layers = [(rng.normal(size=(n_out, n_in)), rng.normal(size=n_out)) for n_in, n_out in itertools.pairwise(sizes)]
+    return PokerPolicy(game, layers, "tanh", {})
+
+
+@pytest.mark.parametrize(
+    "game",
+    ["kuhn_poker", pytest.param("leduc_holdem", marks=pytest.mark.slow)],  # Leduc: its tree and 4 NashConvs, ~15 s
+)
+def test_nash_conv_is_openspiels_python_nash_conv(game: str) -> None:
+    """`values` (pyspiel.nash_conv of the tabulated policy) against OpenSpiel's Python
+    `exploitability.nash_conv`, greedy and sampling, and greedy is a pure policy."""
+    from open_spiel.python.algorithms import exploitability
+
+    tree = poker_tree(game)
+    policy = _random_policy(game, seed=1)
+    found = {}
+    for sampling in (False, True):
+        table = tabulate(policy, tree, sampling)
+        found[sampling] = values(tree, table).nash_conv
+        assert found[sampling] == pytest.approx(exploitability.nash_conv(tree.openspiel, table), abs=1e-9)
+        assert np.isin(table.action_probability_array, (0.0, 1.0)).all() != sampling
+    assert found[False] != pytest.approx(found[True])
+
+
+def test_auto_reset_keeps_the_last_steps_payoff_and_deals_a_new_game() -> None:
+    """`step_autoreset` against pgx's `experimental.auto_reset` on the same keys and actions:
+    the same inner games, rewards and flags at every step."""
+    from pgx.experimental import auto_reset
+
+    env = PokerBatch("kuhn_poker")
+    theirs = jax.jit(auto_reset(env.env.step, env.env.init))
+    ours = jax.jit(env.step_autoreset)
+    key = jax.random.key(7)
+    state = env.init(key)
+    inner = env.env.init(key)
+    ends = 0
+    for t in range(12):
+        action = jnp.int32(t * 5 % 3 % 2)
+        step_key = jax.random.fold_in(key, t)
+        state, inner = ours(state, action, step_key), theirs(inner, action, step_key)
+        for field in ("_cards", "current_player", "_pot", "legal_action_mask"):
+            np.testing.assert_array_equal(getattr(state.inner, field), getattr(inner, field))
+        np.testing.assert_array_equal(state.rewards, inner.rewards)
+        assert bool(state.terminated) == bool(inner.terminated)
+        ends += int(state.terminated)
+        assert (state.history >= 0).sum() == int(state.inner._step_count)  # a new game starts an empty sequence
+    assert ends >= 2
+
+
+def _poker_config(tmp_path: Path, **changes: object) -> Path:
+    data: dict = {
+        "base_config": str(KUHN),
+        "name": "kuhn_smoke",
+        "total_timesteps": 2048,
+        "run_root": str(tmp_path / "runs"),
+        "checkpoint_every": 1024,
+        "n_envs": 16,
+        "league": {"fast_compile": True, "snapshot_every": 1},
+        "algo": {"n_steps": 32, "batch_size": 128, "n_epochs": 1, "net_arch": [16]},
+        "eval": {"every": 1024},
+    }
+    data.update(changes)
+    path = tmp_path / "poker.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.mark.slow  # a league run on Kuhn (compiled once) and its exact values: about 20 s here
+def test_a_league_run_on_kuhn_logs_greedy_and_sampling_nash_conv(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["train", "--config", str(_poker_config(tmp_path)), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    lines = (run_dir / "exploitability.csv").read_text().splitlines()
+    assert lines[0].split(",") == EXACT_FIELDS and len(lines) == 3
+    last = dict(zip(EXACT_FIELDS, lines[-1].split(","), strict=True))
+    report = poker_report(run_dir / "policy.npz", "kuhn_poker")  # the exported policy, valued again
+    assert float(last["nash_conv_greedy"]) == pytest.approx(report.greedy.nash_conv, abs=1e-9)
+    assert float(last["nash_conv_sampling"]) == pytest.approx(report.sampling.nash_conv, abs=1e-9)
+    assert 0 < report.sampling.nash_conv < 1.5 and last["best_response_0_greedy"] == ""
+    policy = load_policy(run_dir / "policy.npz", "kuhn_poker")
+    assert policy.meta["timesteps"] == 2048 and [w.shape for w, _ in policy.layers] == [(16, 15), (2, 16)]
+    # the exported network is the learner's actor: numpy's logits are JAX's on the tree's observations
+    from tacocat.train.league.network import masked_logits
+    from tacocat.train.league.trainer import LeagueTrainer, export_policy
+
+    config = load_experiment(_poker_config(tmp_path))
+    trainer = LeagueTrainer(config)
+    fresh = load_policy(export_policy(trainer.params(), tmp_path / "fresh.npz", config, 0), "kuhn_poker")
+    tree = poker_tree("kuhn_poker")
+    jax_logits = masked_logits(trainer.params()["actor"], tree.observations, tree.masks, "tanh")
+    np.testing.assert_allclose(
+        np.where(tree.masks, fresh.logits(tree.observations), 0), np.where(tree.masks, jax_logits, 0), atol=1e-5
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# bad input: one line at validation, nothing written
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"rules": {"max_rounds": 1}}, "rules: a Tacocat option; league.game kuhn_poker has none"),
+        ({"opponents": [{"agent": "counter"}]}, "opponents: a Tacocat option"),
+        ({"eval": {"every": 1024, "opponents": ["random"]}}, "eval.opponents: a Tacocat option"),
+        ({"eval": {"every": 1024, "final": [{"agent": "random"}]}}, "eval.final: a Tacocat option"),
+        ({"eval": {"every": 1024, "nash_conv": False}}, "eval.nash_conv: a league on kuhn_poker is evaluated"),
+        ({"league": {"game": "chess"}}, "league.game"),
+        ({"league": {"game": "kuhn_poker", "init_actor": "champion"}}, "league.init_actor: a Tacocat option"),
+    ],
+)
+def test_tacocat_options_and_unknown_games_are_refused_in_one_line(tmp_path: Path, changes: dict, message: str) -> None:
+    path = _poker_config(tmp_path, **changes)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        parse_experiment(read_experiment(path))
+    result = CliRunner().invoke(app, ["train", "--config", str(path), "--no-progress"])
+    assert result.exit_code != 0 and message in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_policy_of_one_game_is_refused_for_another(tmp_path: Path) -> None:
+    kuhn = _random_policy("kuhn_poker", seed=0)
+    path = save_policy(tmp_path / "kuhn.npz", kuhn.layers, "kuhn_poker", "tanh")
+    assert load_policy(path, "kuhn_poker").layers[0][0].shape == (16, 15)
+    with pytest.raises(ValueError, match=r"kuhn\.npz: a policy trained on 'kuhn_poker', not on 'leduc_holdem'"):
+        load_policy(path, "leduc_holdem")
+    wrong = save_policy(tmp_path / "wrong.npz", kuhn.layers, "leduc_holdem", "tanh")  # Kuhn's layers, Leduc's name
+    with pytest.raises(ValueError, match="do not fit leduc_holdem's observation of 60 and 3 actions"):
+        load_policy(wrong, "leduc_holdem")
+    shutil.copy(path, tmp_path / "copy.npz")
+    (tmp_path / "text.npz").write_text("not an npz")
+    with pytest.raises(ValueError, match="not a poker policy file"):
+        load_policy(tmp_path / "text.npz", "kuhn_poker")
+    with pytest.raises(ValueError, match="unknown poker game 'chess'"):
+        load_policy(tmp_path / "copy.npz", "chess")
+
+
+@pytest.mark.slow  # Leduc's init, step and replay compiled: about 15 s here
+def test_a_resumed_runs_poker_environments_are_checked_against_their_deals_and_bets(tmp_path: Path) -> None:
+    """A checkpoint's environments are replayed from their deals, first players and bets
+    (`PokerBatch.replay`): states reached by play pass, a changed bet or card is refused."""
+    from tacocat.train.league.checkpoint import _check_rows
+    from tacocat.train.run_dir import RunDirError
+
+    class Rows(NamedTuple):  # the runner's per-row fields that the check reads
+        seat: np.ndarray
+        floor: np.ndarray
+        env_state: object
+
+    config = load_experiment(_poker_config(tmp_path, league={"game": "leduc_holdem"}))
+    env = PokerBatch("leduc_holdem")
+    state = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.key(0), 16))
+    step = jax.jit(jax.vmap(env.step_autoreset))
+    for t in range(5):  # legal actions drawn at random: some games end and start again
+        logits = jnp.where(state.legal_action_mask, jax.random.normal(jax.random.key(t), (16, 3)), -1e9)
+        state = step(state, jnp.argmax(logits, axis=1), jax.random.split(jax.random.key(100 + t), 16))
+    assert int((state.history >= 0).sum()) > 0
+    runner = Rows(np.zeros(16, np.int32), np.zeros((16, 2), np.int32), state)
+    _check_rows(runner, env, config, tmp_path / "arrays.npz", "learner")  # as played: accepted
+    played = int(np.flatnonzero((np.asarray(state.history) >= 0).any(axis=1))[0])
+    bets = np.asarray(state.history).copy()
+    bets[played, 0] = (bets[played, 0] + 1) % 3
+    with pytest.raises(
+        RunDirError, match=r"arrays\.npz: the environments' \w+ is not the one their deals and bets give"
+    ):
+        _check_rows(
+            runner._replace(env_state=state._replace(history=jnp.asarray(bets))),
+            env,
+            config,
+            tmp_path / "arrays.npz",
+            "learner",
+        )
+    cards = np.asarray(state.inner._cards).copy()
+    cards[0, 0] = 7
+    bad = state._replace(inner=state.inner.replace(_cards=jnp.asarray(cards)))
+    with pytest.raises(RunDirError, match="deals, first players or bets are out of range"):
+        _check_rows(runner._replace(env_state=bad), env, config, tmp_path / "arrays.npz", "learner")
