@@ -1,7 +1,7 @@
 """How much variance reduction (AIVAT, `tacocat.evaluation.variance`) saves on the full game.
 
     python -m benchmarks.variance                     # the published pairings and sizes
-    python -m benchmarks.variance --pairs 40 --only champion,counter   # a quick look
+    python -m benchmarks.variance --pairs 40 --only champion,counter   # a quick look (--only repeats)
     python -m benchmarks.variance --exact trio_decided --pairs 2000     # the unbiasedness check
 
 For each pairing, one duplicate match with the shipped value file for the default rules
@@ -9,13 +9,23 @@ For each pairing, one duplicate match with the shipped value file for the defaul
 return per game with its paired 95% interval, plain and reduced, and the variance ratio (plain
 per-deal-pair variance over reduced): how many times fewer deal pairs the reduced estimate needs
 for an interval of the same width. The ratio's 95% interval is a percentile bootstrap over deal
-pairs (2,000 resamples, seed 0). Prints a stamped table and writes docs/results/variance.json.
+pairs (2,000 resamples, seed 0). `--draws K`: the decisions of agents whose probabilities are
+unknown (`counter`, `search`) get sampled terms from K draws each (`AIVAT.draws`; 0, the
+default: uncorrected), recorded in the file. Prints a stamped table and writes
+docs/results/variance.json.
 
 `--exact PRESET`: the unbiasedness check on an enumerable preset, with the shipped value file
 for it: `planner` (deterministic) against `random` (uniform: its decisions corrected), the exact
 expected return of the duplicate match from the enumerated tree (`tacocat.analysis`) beside the
 plain and reduced estimates with their paired intervals; writes
 docs/results/variance_exact.json.
+
+`--explained A,B --games N`: how much of the variance the shipped value file explains on
+games it was not trained on (seeds apart from the training's), at every state before a move
+and at the states right after a deal: R^2 of the value V(s) for the return still to come, of
+the payoff of the round's actual outcome for that return (the `RoundPayoffs` board values:
+the ceiling of a perfect round classifier), and of V(s) for the payoff of the round's actual
+outcome (the classifier alone); writes docs/results/variance_explained.json.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -55,7 +66,7 @@ def ratio_interval(plain: np.ndarray, reduced: np.ndarray, boot: int = 2000, see
     return float(low), float(high)
 
 
-def run(pairings: list[tuple[str, str, int]], workers: int, seed: int) -> dict[str, Any]:
+def run(pairings: list[tuple[str, str, int]], workers: int, seed: int, draws: int, command: str) -> dict[str, Any]:
     rules = make_config(None)
     value = shipped_value_file(rules)
     if value is None:
@@ -63,7 +74,7 @@ def run(pairings: list[tuple[str, str, int]], workers: int, seed: int) -> dict[s
     rows = []
     for a, b, pairs in pairings:
         start = time.perf_counter()
-        result = match(a, b, pairs, seed, workers=workers, config=rules, progress=False, value_file=value)
+        result = match(a, b, pairs, seed, workers=workers, config=rules, progress=False, value_file=value, draws=draws)
         plain, reduced = np.asarray(result.deal_returns), np.asarray(result.deal_reduced)
         rows.append(
             {
@@ -83,8 +94,9 @@ def run(pairings: list[tuple[str, str, int]], workers: int, seed: int) -> dict[s
         "what": "variance-reduced (AIVAT) duplicate evaluation on the default rules: A's mean return per game, "
         "plain and reduced, paired 95% intervals over deal pairs; variance ratio = plain / reduced per-deal-pair "
         "variance (the factor of deal pairs saved at equal width), bootstrap 95% interval over deal pairs",
-        "command": "python -m benchmarks.variance",
+        "command": command,
         "seed": seed,
+        "draws": draws,
         "value_file": value.name,
         "value_meta": {k: v for k, v in json.loads(json.dumps(_meta(value))).items() if k != "stamp"},
         "stamp": stamp(rules),
@@ -156,14 +168,80 @@ def exact_check(preset: str, pairs: int, workers: int, seed: int) -> dict[str, A
     }
 
 
+def explained(a: str, b: str, games: int, seed: int) -> dict[str, Any]:
+    from tacocat.agents.base import AgentInput
+    from tacocat.agents.registry import make_agent
+    from tacocat.evaluation.arena import agent_rngs
+    from tacocat.evaluation.variance import ValueFeatures, load_value_net
+    from tacocat.game.engine import apply_action, new_game, returns
+    from tacocat.game.ruleset import compile_rules
+
+    rules = make_config(None)
+    path = shipped_value_file(rules)
+    if path is None:
+        raise SystemExit("no shipped value file for the default rules (python -m tacocat.train.value_net)")
+    net = load_value_net(path, rules)
+    features = ValueFeatures(compile_rules(rules))
+    pair = (make_agent(a), make_agent(b))
+    xs, outcomes, finals, starts = [], [], [], []
+    for game in range(games):
+        dseed = int(np.random.SeedSequence([seed, 0xE1, game]).generate_state(1)[0])
+        agents = pair if game % 2 == 0 else pair[::-1]
+        state = new_game(rules, dseed)
+        for player, (agent, gen) in enumerate(zip(agents, agent_rngs(dseed, 0), strict=True)):
+            agent.reset(player, gen)
+        rows, pending, fresh = [], 0, True
+        while not state.is_over:
+            rows.append(features(state))
+            starts.append(fresh)
+            pending += 1
+            rounds, player = state.rounds_played, state.to_act
+            apply_action(state, agents[player].act(AgentInput.from_state(state, player)), player)
+            fresh = state.rounds_played > rounds
+            if fresh:
+                winner = state.last_round_winner
+                outcomes += [2 if winner is None else int(winner)] * pending
+                pending = 0
+        xs += rows
+        finals += [returns(state)[0]] * len(rows)
+    x, ret, start = np.asarray(xs), np.asarray(finals), np.asarray(starts)
+    value = net(x)
+    board = net.payoffs(x)[np.arange(len(x)), np.asarray(outcomes)]
+
+    def r2(target: np.ndarray, guess: np.ndarray, rows: np.ndarray) -> float:
+        return float(1.0 - np.mean((target[rows] - guess[rows]) ** 2) / np.var(target[rows]))
+
+    out: dict[str, Any] = {
+        "what": "share of variance the value file explains on held-out games (R^2): value for the return to come, "
+        "the round's actual-outcome payoff (RoundPayoffs) for the return to come, value for that payoff",
+        "command": f"python -m benchmarks.variance --explained {a},{b} --games {games}",
+        "seed": seed,
+        "value_file": path.name,
+        "stamp": stamp(rules),
+        "games": games,
+    }
+    for name, rows in (("every_state", np.ones(len(x), dtype=bool)), ("after_deal", start)):
+        out[name] = {
+            "states": int(rows.sum()),
+            "r2_value_for_return": r2(ret, value, rows),
+            "r2_outcome_payoff_for_return": r2(ret, board, rows),
+            "r2_value_for_outcome_payoff": r2(board, value, rows),
+        }
+        print(name, json.dumps(out[name]))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", type=int, default=None, help="deal pairs for every pairing (default: published)")
-    parser.add_argument("--only", default=None, help="A,B: one pairing")
+    parser.add_argument("--only", action="append", default=None, help="A,B: a pairing (repeatable)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--out", type=Path, default=None, help="default docs/results/variance(_exact).json")
     parser.add_argument("--exact", default=None, help="a preset: the unbiasedness check instead")
+    parser.add_argument("--explained", default=None, help="A,B: the value file's explained variance instead")
+    parser.add_argument("--games", type=int, default=200, help="games for --explained")
+    parser.add_argument("--draws", type=int, default=0, help="sampled decision terms per decision (AIVAT.draws)")
     args = parser.parse_args()
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # the worker processes' small matrices: threads only contend
     if args.exact is not None:
@@ -172,14 +250,23 @@ def main() -> None:
         result = exact_check(args.exact, args.pairs or 2000, args.workers, args.seed)
         write(result, args.out or OUT.with_name("variance_exact.json"))
         return
+    for pair in [*(args.only or []), *([args.explained] if args.explained else [])]:
+        if len(pair.split(",", 1)) != 2:
+            parser.error(f"a pairing is A,B (two agent specs), got {pair!r}")
+    if args.explained is not None:
+        a, b = args.explained.split(",", 1)
+        write(explained(a, b, args.games, args.seed), args.out or OUT.with_name("variance_explained.json"))
+        return
     pairings = list(PAIRINGS)
     if args.only:
-        a, b = args.only.split(",", 1)
-        pairings = [p for p in pairings if (p[0], p[1]) == (a, b)] or [(a, b, 100)]
+        published = {(a, b): pairs for a, b, pairs in PAIRINGS}
+        wanted = [tuple(only.split(",", 1)) for only in args.only]
+        pairings = [(a, b, published.get((a, b), 100)) for a, b in wanted]
     if args.pairs is not None:
         pairings = [(a, b, args.pairs) for a, b, _ in pairings]
     print(HEADER, flush=True)
-    result = run(pairings, args.workers, args.seed)
+    command = " ".join(["python -m benchmarks.variance", *sys.argv[1:]])
+    result = run(pairings, args.workers, args.seed, args.draws, command)
     write(result, args.out or OUT)
 
 

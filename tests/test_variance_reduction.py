@@ -8,17 +8,20 @@ import itertools
 import json
 import math
 from collections import Counter
+from typing import ClassVar
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from tacocat.agents.base import Agent, AgentInput
+from tacocat.agents.heuristic import PlannerAgent
 from tacocat.agents.registry import make_agent
 from tacocat.analysis.agent_tables import agent_policy
 from tacocat.analysis.best_response import combine, policy_values
 from tacocat.analysis.store import load_tree
 from tacocat.cli.app import app
-from tacocat.evaluation.matches import match, play_deal
+from tacocat.evaluation.matches import deal_seed, match, play_deal
 from tacocat.evaluation.stats import mean_interval
 from tacocat.evaluation.variance import (
     AIVAT,
@@ -170,7 +173,7 @@ def test_duplicate_reduced_return_agrees_with_the_exact_match_value_on_skirmish(
 def test_a_zero_value_without_decision_terms_gives_the_plain_return():
     """planner is deterministic and counter's probabilities are unknown: no decision terms, and
     a zero value makes every chance bracket 0, so the estimate is the return, game by game."""
-    zero = AIVAT(TINY, lambda x: np.zeros(len(np.atleast_2d(x))))
+    zero = AIVAT(TINY, lambda x: np.zeros(len(np.atleast_2d(x))), draws=0)
     plain, reduced = duplicate_estimates(TINY, "planner", "counter", zero, 40)
     np.testing.assert_allclose(reduced, plain, atol=1e-12)
 
@@ -188,10 +191,83 @@ def test_policies_known_deterministic_and_unknown():
 
 
 def test_unknown_probabilities_refused_in_one_line_when_required():
-    strict = AIVAT(TINY, hand_value(TINY), require_policies=True)
+    strict = AIVAT(TINY, hand_value(TINY), draws=0, require_policies=True)
     with pytest.raises(UnknownPolicyError, match="action probabilities of counter") as err:
         strict.estimate(1, [], [make_agent("random"), make_agent("counter")])
     assert "\n" not in str(err.value)
+
+
+# ---------------------------------------------------------------------------------------
+# sampled decision terms: agents whose probabilities the estimator does not know
+# ---------------------------------------------------------------------------------------
+class CoinPlanner(Agent):
+    """A stochastic agent the estimator knows nothing about (`policy_of`: unknown), with a
+    policy the test can tabulate exactly: planner's move with probability 1/2, else a uniform
+    legal action, both drawn from its seeded generator."""
+
+    seen: ClassVar[list[tuple[int, AgentInput]]] = []  # (player, input) of every act, copies included
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.planner = PlannerAgent()
+
+    def act(self, inp: AgentInput) -> int:
+        CoinPlanner.seen.append((self.player, inp))
+        if self.rng.random() < 0.5:
+            return self.planner.act(inp)
+        return int(self.rng.choice(inp.legal_actions))
+
+
+class PlannerDraws(AIVAT):
+    """A deliberately biased variant: it draws the unknown agent's actions from planner
+    instead of the agent itself, so its sampled baselines are wrong."""
+
+    def sampled_policy(self, agent, player, rng):
+        return super().sampled_policy(PlannerAgent(), player, rng)
+
+
+def test_sampled_decision_terms_agree_with_the_exact_values_and_biased_draws_are_caught():
+    """CoinPlanner (probabilities unknown to the estimator: its decisions get sampled terms,
+    4 draws) against planner on tiny, in each seat: the exact expected return from the
+    enumerated tree (CoinPlanner tabulated exactly: half planner, half uniform) lies inside the
+    reduced estimate's 95% interval; drawing from the wrong agent misses it."""
+    assert policy_of(CoinPlanner()) == "unknown"
+    tree = load_tree(TINY)
+    planner_rows = agent_policy(tree, "planner")
+    coin_rows = 0.5 * planner_rows + 0.5 * tree.uniform_policy()
+    exact = (
+        policy_values(tree, combine(tree, coin_rows, planner_rows))[0],
+        policy_values(tree, combine(tree, planner_rows, coin_rows))[1],
+    )
+    value = hand_value(TINY)
+    for reducer, inside in ((AIVAT(TINY, value, draws=4), True), (PlannerDraws(TINY, value, draws=4), False)):
+        deals = [play_deal(CoinPlanner(), PlannerAgent(), 0, k, TINY, reducer=reducer) for k in range(120)]
+        for seat in (0, 1):
+            _, low, high = mean_interval(np.array([d.a_reduced()[seat] for d in deals]))
+            assert bool(low <= exact[seat] <= high) == inside, (type(reducer).__name__, seat, exact[seat], low, high)
+
+
+def test_sampled_draws_leave_the_game_and_the_agents_untouched_and_see_only_their_player():
+    """The draws come from copies with their own generators: the games played with the
+    estimator are the games played without it, action for action, the agents' generators end
+    where they were, and every copy acted on its own player's input only (R7.3)."""
+    reducer = AIVAT(TINY, hand_value(TINY), draws=4)
+    a, b = CoinPlanner(), make_agent("counter")
+    for k in range(6):
+        with_draws = play_deal(a, b, 5, k, TINY, keep_records=True, reducer=reducer)
+        without = play_deal(a, b, 5, k, TINY, keep_records=True)
+        assert [r.actions for r in with_draws.records] == [r.actions for r in without.records]
+        assert with_draws.a_returns() == without.a_returns()
+    agents = [CoinPlanner(), make_agent("counter")]
+    CoinPlanner.seen.clear()
+    actions = play_deal(agents[0], agents[1], 9, 0, TINY, keep_records=True).records[0].actions
+    played = len(CoinPlanner.seen)
+    before = [agent.rng.bit_generator.state for agent in agents]
+    reducer.estimate(deal_seed(9, 0), actions, agents)
+    assert [agent.rng.bit_generator.state for agent in agents] == before
+    drawn = CoinPlanner.seen[played:]
+    assert drawn, "no draws were made"
+    assert all(player == 0 and inp.view.player == 0 and type(inp) is AgentInput for player, inp in drawn)
 
 
 # ---------------------------------------------------------------------------------------

@@ -352,18 +352,20 @@ class DealChunk:
     config: RulesConfig
     keep_records: bool
     value_file: str | None = None
+    draws: int = 0
 
 
-def reducer_for(value_file: str | None, config: RulesConfig) -> AIVAT | None:
+def reducer_for(value_file: str | None, config: RulesConfig, draws: int = 0) -> AIVAT | None:
     """The variance-reduced estimator of a value file (checked against `config`: one-line
-    `tacocat.evaluation.variance.ValueFileError` otherwise), None without one."""
-    return None if value_file is None else AIVAT(config, load_value_net(value_file, config))
+    `tacocat.evaluation.variance.ValueFileError` otherwise), None without one; `draws`: its
+    sampled decision terms (`AIVAT.draws`)."""
+    return None if value_file is None else AIVAT(config, load_value_net(value_file, config), draws=draws)
 
 
 def _play_chunk(chunk: DealChunk) -> tuple[Any, list[DealResult]]:
     a = make_agent(chunk.agent_a)
     b = make_agent(chunk.agent_b)
-    reducer = reducer_for(chunk.value_file, chunk.config)
+    reducer = reducer_for(chunk.value_file, chunk.config, chunk.draws)
     return chunk.key, [play_deal(a, b, chunk.seed, k, chunk.config, chunk.keep_records, reducer) for k in chunk.deals]
 
 
@@ -497,6 +499,7 @@ def match(
     progress: bool = True,
     keep_records: bool = False,
     value_file: str | Path | None = None,
+    draws: int = 0,
 ) -> MatchResult:
     """A duplicate match: `deal_pairs` deal pairs (2 * deal_pairs games), seats swapped in each pair.
 
@@ -505,14 +508,15 @@ def match(
     `keep_records`: keep every game's `GameRecord` (actions and public events) in `MatchResult.records`.
     `value_file`: a value file for these rules (`tacocat.evaluation.variance`): every game's
     return is also estimated with variance reduction (refused with one line before any game if
-    it was trained for other rules or another feature size).
+    it was trained for other rules or another feature size); `draws`: actions drawn per decision
+    of an agent whose probabilities are unknown, for its sampled terms (`AIVAT.draws`, 0: none).
     The result is identical for any `workers` (see the module docstring).
     """
     if deal_pairs < 1:
         raise ValueError(f"deal_pairs must be >= 1, got {deal_pairs}")
     cfg = config if isinstance(config, RulesConfig) else make_config(config)
     value = None if value_file is None else str(value_file)
-    reducer = reducer_for(value, cfg)
+    reducer = reducer_for(value, cfg, draws)
     spec_a, spec_b = agent_spec(agent_a), agent_spec(agent_b)
     start = time.perf_counter()
     if workers > 1:
@@ -523,7 +527,7 @@ def match(
                     f"rebuild them with make_agent), got an instance {agent!r}"
                 )
         chunks = [
-            DealChunk("match", spec_a, spec_b, seed, deals, cfg, keep_records, value)
+            DealChunk("match", spec_a, spec_b, seed, deals, cfg, keep_records, value, draws)
             for deals in split_deals(deal_pairs, workers)
         ]
         deals = run_chunks(chunks, workers, progress, desc=f"{spec_a} vs {spec_b}")["match"]

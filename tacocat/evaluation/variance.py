@@ -29,9 +29,16 @@ Decisions: an agent whose action probabilities are known (`policy_of`): `random`
 over the legal actions), a policy file sampling from its masked softmax. A deterministic agent
 (`highcard`, `planner` without sacrifices, a greedy policy file) needs no term: its
 probabilities are one-hot on the action it took, so the bracket is 0. The decisions of an agent
-whose probabilities are unknown (`counter`, `search`, `ismcts`: they sample internally) are
-left uncorrected: leaving out a zero-mean term keeps the estimate unbiased and only forgoes
-that term's reduction. `require_policies=True` refuses such an agent with one line instead.
+whose probabilities are unknown (`counter`, `search`, `ismcts`: they sample internally) get a
+*sampled* term when `draws` > 0 (off by default): the expectation over the agent's policy is replaced by the
+mean over `draws` actions drawn from a copy of the same agent at the same decision, each with a
+fresh generator seeded from the estimator's own stream, given only the acting player's input
+(`AgentInput`: its own cards and the public information, R7.3). Given the state, those draws
+are independent of the action taken and have its distribution, so the term still has
+expectation zero and the estimate stays unbiased; the copy is a new agent from the same spec
+(or a deep copy), so the agents that played, and their generators, are untouched. With
+`draws=0` such decisions are left uncorrected (a zero-mean term left out: unbiased, only that
+term's reduction forgone), and `require_policies=True` refuses such an agent with one line.
 
 U(s) is the return paid so far plus `value(features(s))` (the value of the rest of the game),
 and the game's return at a terminal state. The value is a `ValueFunction`: a callable from a
@@ -41,6 +48,7 @@ value file that `tacocat.train.value_net` trains.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import zipfile
@@ -55,6 +63,7 @@ from tacocat.agents.base import Agent, AgentInput
 from tacocat.agents.heuristic import HighCardAgent, PlannerAgent
 from tacocat.agents.mlp_agent import CHAMPION, MLPPolicyAgent
 from tacocat.agents.random_agent import RandomAgent
+from tacocat.agents.registry import make_agent
 from tacocat.game.config import RulesConfig
 from tacocat.game.engine import apply_action, moves_to_goal, new_game, next_space, returns, round_shaping
 from tacocat.game.ruleset import Ruleset, compile_rules
@@ -390,6 +399,9 @@ class UnknownPolicyError(ValueError):
 #: deterministic (no term needed); `UNKNOWN`: its probabilities are not known
 Probabilities = Callable[[AgentInput], np.ndarray]
 UNKNOWN = "unknown"
+#: actions drawn per decision of an agent whose probabilities are unknown (`AIVAT.draws`): off
+#: by default, since on the full game they did not narrow the interval (docs/EVALUATION.md)
+DRAWS = 0
 
 
 def _uniform(inp: AgentInput) -> np.ndarray:
@@ -434,8 +446,10 @@ class AIVAT:
     """The reduced return of a game (module docstring): `estimate(seed, actions, agents)`.
 
     `value`: the value function; `samples`: Monte Carlo deals or draws where an exact
-    expectation has more than `max_outcomes` outcomes; `require_policies`: refuse agents whose
-    probabilities are unknown instead of leaving their decisions uncorrected."""
+    expectation has more than `max_outcomes` outcomes; `draws`: actions drawn from a copy of an
+    agent whose probabilities are unknown at each of its decisions (module docstring), 0 to
+    leave those decisions uncorrected; `require_policies`: with `draws=0`, refuse such agents
+    instead."""
 
     def __init__(
         self,
@@ -443,16 +457,20 @@ class AIVAT:
         value: ValueFunction,
         samples: int = 256,
         max_outcomes: int = 2048,
+        draws: int = DRAWS,
         require_policies: bool = False,
     ) -> None:
         if samples < 1 or max_outcomes < 1:
             raise ValueError(f"samples and max_outcomes must be >= 1, got {samples} and {max_outcomes}")
+        if draws < 0:
+            raise ValueError(f"draws must be >= 0, got {draws}")
         self.rules = rules
         self.ruleset = compile_rules(rules)
         self.features = ValueFeatures(self.ruleset)
         self.value = value
         self.samples = samples
         self.max_outcomes = max_outcomes
+        self.draws = draws
         self.require_policies = require_policies
         self._deals: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}
 
@@ -506,19 +524,42 @@ class AIVAT:
         """How `agent` chooses, for the decision terms (`policy_of`)."""
         return policy_of(agent)
 
+    def sampled_policy(self, agent: Agent, player: int, rng: np.random.Generator) -> Probabilities:
+        """The empirical distribution of `draws` actions of a copy of `agent` (a new agent from
+        its spec, else a deep copy: the original and its generator are untouched), each drawn
+        with a fresh generator seeded from `rng`, given only `player`'s input."""
+        twin = make_agent(agent.spec) if agent.spec is not None else copy.deepcopy(agent)
+
+        def probabilities(inp: AgentInput) -> np.ndarray:
+            counts = np.zeros(inp.action_mask.size)
+            if len(inp.legal_actions) == 1:
+                counts[inp.legal_actions[0]] = 1.0
+                return counts
+            for seed in rng.integers(2**63, size=self.draws):
+                twin.reset(player, np.random.default_rng(int(seed)))
+                counts[twin.act(inp)] += 1.0
+            return counts / self.draws
+
+        return probabilities
+
     # -- one game --------------------------------------------------------------------------
     def estimate(self, seed: int, actions: Sequence[tuple[int, int]], agents: Sequence[Agent]) -> tuple[float, float]:
         """(player_0's return, player_0's reduced return) of the game dealt from `seed` with
         `actions` ((player, action id) in order), played by `agents` (player_0's first)."""
         policies = [self.policy(agent) for agent in agents]
-        if self.require_policies:
+        rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x41, 0x1FA7]))
+        if self.draws > 0:
+            policies = [
+                self.sampled_policy(agent, player, rng) if policy == UNKNOWN else policy
+                for player, (agent, policy) in enumerate(zip(agents, policies, strict=True))
+            ]
+        elif self.require_policies:
             for agent, policy in zip(agents, policies, strict=True):
                 if policy == UNKNOWN:
                     raise UnknownPolicyError(
                         f"variance reduction needs the action probabilities of {agent.spec or type(agent).__name__}, "
                         "which are not known (it samples internally)"
                     )
-        rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x41, 0x1FA7]))
         state = new_game(self.rules, seed)
         outcome = 0.0
         correction = self._future(state) - self._expected_future(None, state, rng)
