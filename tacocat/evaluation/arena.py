@@ -9,7 +9,7 @@ import numpy as np
 
 from tacocat.agents.base import Agent, AgentInput
 from tacocat.game.config import RulesConfig, make_config
-from tacocat.game.engine import apply_action, new_game
+from tacocat.game.engine import apply_action, new_game, shaped_returns
 from tacocat.game.events import Event
 from tacocat.game.state import GameState
 
@@ -23,6 +23,8 @@ class GameRecord:
     winner: int | None
     truncated: bool
     rounds: int
+    #: each player's return, round rewards included (`engine.shaped_returns`)
+    returns: tuple[float, float]
     actions: list[tuple[int, int]] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
 
@@ -30,12 +32,14 @@ class GameRecord:
     def of(cls, state: GameState, seed: int, keep_events: bool = True) -> GameRecord:
         """The record of the game `state` (dealt from `seed`) as it stands: copies of its
         actions and, with `keep_events`, its public events."""
+        player_0, player_1 = shaped_returns(state)
         return cls(
             seed=seed,
             ruleset_hash=state.rules.hash,
             winner=state.winner,
             truncated=state.truncated,
             rounds=state.rounds_played,
+            returns=(player_0, player_1),
             actions=list(state.actions),
             events=list(state.events) if keep_events else [],
         )

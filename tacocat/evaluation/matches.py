@@ -57,7 +57,6 @@ from tacocat.evaluation.arena import GameRecord, agent_rngs, play_game
 from tacocat.evaluation.stats import mean_interval, paired_interval, wilson_interval
 from tacocat.evaluation.variance import AIVAT, load_value_net
 from tacocat.game.config import RulesConfig, make_config
-from tacocat.game.events import TacocatMoved
 
 AgentLike = str | Agent
 
@@ -300,16 +299,6 @@ def _build(agent: AgentLike) -> Agent:
     return make_agent(agent) if isinstance(agent, str) else agent
 
 
-def record_return(record: GameRecord, config: RulesConfig) -> float:
-    """Player_0's return of a game from its record (kept with events): +1/-1 for a win, 0 for
-    a truncated game, plus round shaping (R1) of every decisive round."""
-    result = 0.0 if record.winner is None else (1.0 if record.winner == 0 else -1.0)
-    bonus = config.round_reward
-    if bonus:
-        result += sum(bonus if e.winner == 0 else -bonus for e in record.events if isinstance(e, TacocatMoved))
-    return result
-
-
 def play_deal(
     agent_a: Agent,
     agent_b: Agent,
@@ -330,11 +319,9 @@ def play_deal(
             agents, gens = (agent_a, agent_b), (gen_a, gen_b)
         else:
             agents, gens = (agent_b, agent_a), (gen_b, gen_a)
-        record = play_game(agents, dseed, config=config, agent_generators=gens, keep_events=True)
-        return0 = record_return(record, config)
+        record = play_game(agents, dseed, config=config, agent_generators=gens, keep_events=keep_records)
+        return0 = record.returns[0]
         reduced0 = None if reducer is None else reducer.estimate(dseed, record.actions, agents)[1]
-        if not keep_records:
-            record.events = []
         outcomes.append(GameOutcome(record.winner, record.length, record.rounds, record.truncated, return0, reduced0))
         records.append(record)
     return DealResult(deal, dseed, (outcomes[0], outcomes[1]), (records[0], records[1]) if keep_records else None)
