@@ -77,11 +77,10 @@ SIZES: dict[str, Any] = {
         "search:simulations=24": 300,
         "search:simulations=200": 200,
     },
-    # exact tables on the presets; the approximate best response validated on jumbo; on the
-    # full game, `tacocat exploit` per agent (env steps, seeds, deal pairs)
+    # exact tables on the presets; on the full game, `tacocat exploit` per agent (env steps,
+    # seeds, deal pairs). The validation against exact best responses has its own command and
+    # file (`python -m benchmarks.exploitability validate --write`: exploit_validation.json)
     "exploitability": {
-        "validation_steps": 4_000_000,
-        "validation_deal_pairs": 200,
         "full_steps": 12_000_000,
         "full_seeds": 3,
         "full_deal_pairs": 1000,
@@ -501,13 +500,13 @@ def plot_training(data: dict[str, Any], path: Path) -> None:
 
 
 EXACT_PRESETS = ["tiny", "small", "skirmish", "jumbo"]
-VALIDATION = {"preset": "jumbo", "agents": ["random", "highcard", "counter", "trained"]}
 FULL_GAME_AGENTS = ["highcard", "planner", "counter", "champion"]
 
 
 def run_exploitability(size: dict[str, int], workers: int) -> dict[str, Any]:
-    """benchmarks/exploitability.py's three parts: exact NashConv on every preset, the
-    approximate best response against the exact one on jumbo, and on the full game."""
+    """benchmarks/exploitability.py's exact NashConv on every preset and the approximate best
+    responses on the full game (its validation against exact best responses is
+    `python -m benchmarks.exploitability validate`, with its own results file)."""
     import tempfile
 
     from benchmarks import exploitability as ex
@@ -515,14 +514,6 @@ def run_exploitability(size: dict[str, int], workers: int) -> dict[str, Any]:
     out = Path(tempfile.mkdtemp(prefix="regenerate_exploitability_"))
     return {
         "exact": ex.exact_table(EXACT_PRESETS, out=out / "exact"),
-        "validation": ex.validation(
-            VALIDATION["preset"],
-            VALIDATION["agents"],
-            size["validation_steps"],
-            out / "validation",
-            deal_pairs=size["validation_deal_pairs"],
-            workers=workers,
-        ),
         "full": ex.full_game(
             FULL_GAME_AGENTS,
             size["full_steps"],
@@ -543,10 +534,6 @@ def render_exploitability(data: dict[str, Any]) -> str:
         "**Exact NashConv on the presets** (0 at an equilibrium; exploitability is half of it):",
         "",
         ex.render_exact(data["exact"]),
-        "",
-        "**The approximate best response against the exact one:**",
-        "",
-        ex.render_validation(data["validation"]),
     ]
     if data["full"]:
         parts += [
