@@ -221,6 +221,8 @@ def run(
                     {
                         "method": method,
                         "seed": seed,
+                        "steps": steps,
+                        "every": every,
                         "overrides": methods_of(game)[method],
                         "curve": curve,
                         "wall_s": time.perf_counter() - started,
@@ -246,6 +248,29 @@ def run(
     }
 
 
+def added(path: Path, results: dict[str, Any], info: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`results` with the runs of the other methods kept from the written file `path` (`--add`):
+    each keeps its steps and the command that made it (the file's, for runs written before runs
+    recorded their own); the stamp lists every command."""
+    if not path.is_file():
+        return results, info
+    old = json.loads(path.read_text())
+    ran = {r["method"] for r in results["runs"]}
+    kept = [
+        {
+            "steps": old["results"]["steps"],
+            "every": old["results"]["every"],
+            "command": old["stamp"]["command"],
+            "commit": old["stamp"]["commit"],
+            **r,
+        }
+        for r in old["results"]["runs"]
+        if r["method"] not in ran
+    ]
+    commands = [*old["stamp"].get("commands", [old["stamp"]["command"]]), info["command"]]
+    return {**results, "runs": kept + results["runs"]}, {**info, "commands": commands}
+
+
 def render(results: dict[str, Any]) -> str:
     target = results["target"]
     lines = [
@@ -253,14 +278,16 @@ def render(results: dict[str, Any]) -> str:
         f"information states); uniform random NashConv {results['uniform_nash_conv']:.4f}, target "
         f"{results['target_share']:.1%} of it = {target:.4f} (sampling NashConv).",
         "",
-        "| method | seed | NashConv at the end: sampling | greedy | steps to target | training s to target |",
-        "|---|---|---|---|---|---|",
+        "| method | seed | env steps | NashConv at the end: sampling | greedy | steps to target "
+        "| training s to target |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in results["runs"]:
         hit = first_below(r["curve"], target)
         end = r["curve"][-1]
         lines.append(
-            f"| {r['method']} | {r['seed']} | {end['nash_conv_sampling']:.4f} | {end['nash_conv_greedy']:.4f} | "
+            f"| {r['method']} | {r['seed']} | {end['steps']:,} | {end['nash_conv_sampling']:.4f} | "
+            f"{end['nash_conv_greedy']:.4f} | "
             + (f"{hit['steps']:,} | {hit['seconds']:.0f} |" if hit else "not reached | – |")
         )
     cfr = results["cfr_plus"]
@@ -343,6 +370,12 @@ def main() -> None:
     parser.add_argument("--target", type=float, default=0.05, help="share of the uniform policy's NashConv")
     parser.add_argument("--target-nash-conv", type=float, help="instead: the target NashConv itself")
     parser.add_argument("--write", action="store_true", help="write docs/results/equilibrium_<game>.json and the plot")
+    parser.add_argument(
+        "--add",
+        action="store_true",
+        help="with --write: keep the written file's runs of the other methods (each run keeps its own steps "
+        "and command) and replace those of the methods run",
+    )
     parser.add_argument("--from-json", type=Path, help="render a written result instead of running")
     args = parser.parse_args()
     known = methods_of(args.game)
@@ -386,6 +419,10 @@ def main() -> None:
             args.target_nash_conv,
         )
         info["load_average"] = load_average()
+        for r in results["runs"]:
+            r["command"], r["commit"] = info["command"], info["commit"]
+        if args.add:
+            results, info = added(Path(str(RESULTS).format(preset=results["preset"])), results, info)
     print(render(results))
     print(f"\n{info.get('command', '')} at {info.get('commit', '?')}, load {info.get('load_average', '?')}")
     if args.write and not args.from_json:

@@ -48,8 +48,8 @@ def test_the_table_says_where_each_run_reached_the_target(tmp_path: Path) -> Non
     }
     table = equilibrium.render(results)
     # the first point under the target (sampling NashConv), the end's sampling and greedy NashConv
-    assert "| league_ppo | 0 | 0.0600 | 0.0300 | 2,000 | 20 |" in table
-    assert "| ppo_high_entropy | 0 | 0.2000 | 0.1000 | not reached | – |" in table
+    assert "| league_ppo | 0 | 3,000 | 0.0600 | 0.0300 | 2,000 | 20 |" in table
+    assert "| ppo_high_entropy | 0 | 2,000 | 0.2000 | 0.1000 | not reached | – |" in table
     assert "| CFR+ | – | 1.00e-02 after 2 iterations | – | – | 1.50 |" in table
     # per method: runs under the target, the end's sampling and greedy median and range, the second half's mean
     assert (
@@ -58,6 +58,25 @@ def test_the_table_says_where_each_run_reached_the_target(tmp_path: Path) -> Non
     assert "| ppo_high_entropy | 0 of 1 | 0.2000 [0.2000, 0.2000] | 0.1000 [0.1000, 0.1000] |" in table
     equilibrium.plot(results, tmp_path / "curve.png")
     assert (tmp_path / "curve.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_added_runs_keep_the_other_methods_and_replace_their_own(tmp_path: Path) -> None:
+    """`--add`: the written file's runs of other methods stay, with the steps and command that
+    made them; a method run again replaces its old runs; the stamp lists both commands."""
+    import json
+
+    def run(method: str, seed: int, **extra: object) -> dict:
+        return {"method": method, "seed": seed, "curve": [], **extra}
+
+    old_results = {"steps": 1000, "every": 500, "runs": [run("a", 0), run("b", 0), run("b", 1)]}
+    path = tmp_path / "equilibrium_kuhn_poker.json"
+    path.write_text(json.dumps({"stamp": {"command": "old", "commit": "c0"}, "results": old_results}))
+    new = {"steps": 5000, "runs": [run("b", 2, steps=5000, every=1000, command="new", commit="c1")]}
+    results, info = equilibrium.added(path, new, {"command": "new", "commit": "c1"})
+    assert [(r["method"], r["seed"]) for r in results["runs"]] == [("a", 0), ("b", 2)]
+    assert results["runs"][0] | {"curve": []} == run("a", 0, steps=1000, every=500, command="old", commit="c0")
+    assert results["runs"][1]["steps"] == 5000 and info["commands"] == ["old", "new"]
+    assert equilibrium.added(tmp_path / "absent.json", new, {"command": "new"}) == (new, {"command": "new"})
 
 
 def test_the_openspiel_cfr_curve_falls_on_kuhn() -> None:
