@@ -71,6 +71,16 @@ POKER_METHODS: dict[str, list[str]] = {
     # the previous iterate (a magnet copied from the actor every iteration)
     "mmd": ["league.snapshot_weight=0", "league.magnet={kind: ema, kl_coef: 0.05, refresh_every: 1, ema_rate: 1.0}"],
     "league_exploiters": ["league.exploiter={n_envs: 64, snapshot_every: 5, reset_every: 25}"],
+    # MMD with a slowly moving magnet (Sokota et al., ICLR 2023): no entropy bonus, KL 1.0 toward
+    # an average of the actor's parameters that moves 5 % of the way every iteration, so the
+    # regularised game's solution moves toward an equilibrium; 8,192 env steps per iteration
+    "mmd_moving_magnet": [
+        "league.snapshot_weight=0",
+        "n_envs=512",
+        "algo.batch_size=2048",
+        "algo.ent_coef=0.0",
+        "league.magnet={kind: ema, kl_coef: 1.0, refresh_every: 1, ema_rate: 0.05}",
+    ],
 }
 
 
