@@ -233,6 +233,34 @@ def test_a_policy_of_one_game_is_refused_for_another(tmp_path: Path) -> None:
         load_policy(tmp_path / "copy.npz", "chess")
 
 
+def test_exploit_exact_values_a_poker_policy_as_openspiel_does(tmp_path: Path) -> None:
+    """`tacocat exploit poker:path=F --game kuhn_poker --exact` prints the NashConv that
+    OpenSpiel's Python `exploitability.nash_conv` gives the tabulated policy, greedy and
+    sampling; what does not apply to a poker game is one line, and nothing is written."""
+    from open_spiel.python.algorithms import exploitability
+
+    policy = _random_policy("kuhn_poker", seed=3)
+    path = save_policy(tmp_path / "kuhn.npz", policy.layers, "kuhn_poker", "tanh")
+    result = CliRunner().invoke(app, ["exploit", f"poker:path={path}", "--game", "kuhn_poker", "--exact"])
+    assert result.exit_code == 0, result.output
+    tree = poker_tree("kuhn_poker")
+    for mode, sampling in (("greedy", False), ("sampling", True)):
+        expected = exploitability.nash_conv(tree.openspiel, tabulate(policy, tree, sampling))
+        row = next(line for line in result.output.splitlines() if line.startswith(f"| {mode} |"))
+        assert float(row.split("|")[2]) == pytest.approx(expected, abs=1e-6)
+    before = sorted(tmp_path.iterdir())
+    for args, message in [
+        ([f"poker:path={path}", "--game", "kuhn_poker"], "--game kuhn_poker needs --exact"),
+        ([f"poker:path={path}", "--game", "leduc_holdem", "--exact"], "a policy trained on 'kuhn_poker'"),
+        (["counter", "--game", "kuhn_poker", "--exact"], "AGENT must be poker:path=FILE"),
+        ([f"poker:path={path}", "--game", "kuhn_poker", "--exact", "--preset", "tiny"], "--preset is Tacocat's"),
+        ([f"poker:path={path}", "--game", "chess", "--exact"], "unknown poker game 'chess'"),
+    ]:
+        result = CliRunner().invoke(app, ["exploit", *args])
+        assert result.exit_code != 0 and message in result.output and "Traceback" not in result.output, args
+    assert sorted(tmp_path.iterdir()) == before
+
+
 @pytest.mark.slow  # Leduc's init, step and replay compiled: about 15 s here
 def test_a_resumed_runs_poker_environments_are_checked_against_their_deals_and_bets(tmp_path: Path) -> None:
     """A checkpoint's environments are replayed from their deals, first players and bets

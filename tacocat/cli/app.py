@@ -671,6 +671,12 @@ def exploit_command(
         help="Instead: AGENT's exact NashConv and best-response values on "
         "--preset (a tabular policy on the enumerated game tree), greedy and sampling side by side.",
     ),
+    game: str = typer.Option(
+        "tacocat",
+        "--game",
+        help="kuhn_poker or leduc_holdem, with --exact: AGENT is poker:path=FILE, a policy the league "
+        "trained on that game (league.game), valued exactly on OpenSpiel's game.",
+    ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
 ) -> None:
     """A best response to the frozen AGENT, trained by the league on the batch engine: its win
@@ -678,6 +684,9 @@ def exploit_command(
     from tacocat.agents.jax_ports import POLICY_FILE_AGENTS
     from tacocat.agents.registry import parse_spec
 
+    if game != "tacocat":
+        typer.echo(_poker_exact(agent, game, exact, preset))
+        return
     if exact or parse_spec(agent)[0] in POLICY_FILE_AGENTS:  # training refuses an agent without a JAX form first
         _check_agent_file(agent, "AGENT")
     if exact:
@@ -706,6 +715,33 @@ def exploit_command(
     report = run_exploit(plan, progress=progress)
     typer.echo(format_table(report))
     typer.echo(f"wrote {plan.out / REPORT} and {report['curve']}")
+
+
+def _poker_exact(agent: str, game: str, exact: bool, preset: str | None) -> str:
+    """`tacocat exploit poker:path=FILE --game G --exact`: the policy's exact NashConv on
+    OpenSpiel's game G, greedy and sampling (`tacocat.analysis.poker`); a one-line ValueError
+    for what does not apply to a poker game."""
+    from tacocat.agents.registry import parse_spec
+    from tacocat.analysis.poker import poker_report
+    from tacocat.analysis.poker_batch import poker_game
+
+    poker_game(game)
+    if not exact:
+        raise ValueError(f"--game {game} needs --exact: its exact best response is computed, none is trained")
+    if preset is not None:
+        raise ValueError(f"--preset is Tacocat's rules; --game {game} has none")
+    name, params = parse_spec(agent)
+    if name != "poker" or set(params) != {"path"}:
+        raise ValueError(f"--game {game}: AGENT must be poker:path=FILE (a league policy of {game}), got {agent!r}")
+    report = poker_report(params["path"], game)
+    lines = [
+        f"{report.path} on {game} ({report.information_states} information states), exact:",
+        "| mode | NashConv | exploitability | player_0's value in self-play |",
+        "|---|---:|---:|---:|",
+    ]
+    for mode, valued in (("greedy", report.greedy), ("sampling", report.sampling)):
+        lines.append(f"| {mode} | {valued.nash_conv:.6f} | {valued.nash_conv / 2:.6f} | {valued.policy_value_0:+.6f} |")
+    return "\n".join(lines)
 
 
 @app.command("tune")
