@@ -412,9 +412,12 @@ def main() -> None:
             **stamp(rules),
             "command": "python -m benchmarks.equilibrium "
             + " ".join(
-                f"--{k.replace('_', '-')} {' '.join(map(str, v)) if isinstance(v, list) else v}"
+                f"--{k.replace('_', '-')}"
+                + ("" if v is True else f" {' '.join(map(str, v)) if isinstance(v, list) else v}")
                 for k, v in vars(args).items()
-                if k not in ("write", "from_json") and v is not None and (k != "preset" or args.game == "tacocat")
+                if k not in ("write", "from_json")
+                and v not in (None, False)
+                and (k != "preset" or args.game == "tacocat")
             ),
         }
         results = run(
