@@ -81,6 +81,14 @@ POKER_METHODS: dict[str, list[str]] = {
         "algo.ent_coef=0.0",
         "league.magnet={kind: ema, kl_coef: 1.0, refresh_every: 1, ema_rate: 0.05}",
     ],
+    # the same with four times the data per update: 32,768 env steps an iteration, minibatches of 8,192
+    "mmd_moving_magnet_large_batch": [
+        "league.snapshot_weight=0",
+        "n_envs=2048",
+        "algo.batch_size=8192",
+        "algo.ent_coef=0.0",
+        "league.magnet={kind: ema, kl_coef: 1.0, refresh_every: 1, ema_rate: 0.05}",
+    ],
 }
 
 
@@ -259,13 +267,13 @@ def run(
 
 
 def added(path: Path, results: dict[str, Any], info: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """`results` with the runs of the other methods kept from the written file `path` (`--add`):
-    each keeps its steps and the command that made it (the file's, for runs written before runs
-    recorded their own); the stamp lists every command."""
+    """`results` with the other runs kept from the written file `path` (`--add`): a run of the
+    same method and seed is replaced, the rest keep their steps and the command that made them
+    (the file's, for runs written before runs recorded their own); the stamp lists every command."""
     if not path.is_file():
         return results, info
     old = json.loads(path.read_text())
-    ran = {r["method"] for r in results["runs"]}
+    ran = {(r["method"], r["seed"]) for r in results["runs"]}
     kept = [
         {
             "steps": old["results"]["steps"],
@@ -275,7 +283,7 @@ def added(path: Path, results: dict[str, Any], info: dict[str, Any]) -> tuple[di
             **r,
         }
         for r in old["results"]["runs"]
-        if r["method"] not in ran
+        if (r["method"], r["seed"]) not in ran
     ]
     commands = [*old["stamp"].get("commands", [old["stamp"]["command"]]), info["command"]]
     return {**results, "runs": kept + results["runs"]}, {**info, "commands": commands}
@@ -383,8 +391,8 @@ def main() -> None:
     parser.add_argument(
         "--add",
         action="store_true",
-        help="with --write: keep the written file's runs of the other methods (each run keeps its own steps "
-        "and command) and replace those of the methods run",
+        help="with --write: keep the written file's other runs (each keeps its own steps and command) and "
+        "replace those of the same method and seed",
     )
     parser.add_argument("--from-json", type=Path, help="render a written result instead of running")
     args = parser.parse_args()

@@ -61,8 +61,8 @@ def test_the_table_says_where_each_run_reached_the_target(tmp_path: Path) -> Non
 
 
 def test_added_runs_keep_the_other_methods_and_replace_their_own(tmp_path: Path) -> None:
-    """`--add`: the written file's runs of other methods stay, with the steps and command that
-    made them; a method run again replaces its old runs; the stamp lists both commands."""
+    """`--add`: the written file's other runs stay, with the steps and command that made them;
+    a run of the same method and seed is replaced; the stamp lists both commands."""
     import json
 
     def run(method: str, seed: int, **extra: object) -> dict:
@@ -71,11 +71,11 @@ def test_added_runs_keep_the_other_methods_and_replace_their_own(tmp_path: Path)
     old_results = {"steps": 1000, "every": 500, "runs": [run("a", 0), run("b", 0), run("b", 1)]}
     path = tmp_path / "equilibrium_kuhn_poker.json"
     path.write_text(json.dumps({"stamp": {"command": "old", "commit": "c0"}, "results": old_results}))
-    new = {"steps": 5000, "runs": [run("b", 2, steps=5000, every=1000, command="new", commit="c1")]}
+    new = {"steps": 5000, "runs": [run("b", 1, steps=5000, every=1000, command="new", commit="c1")]}
     results, info = equilibrium.added(path, new, {"command": "new", "commit": "c1"})
-    assert [(r["method"], r["seed"]) for r in results["runs"]] == [("a", 0), ("b", 2)]
+    assert [(r["method"], r["seed"]) for r in results["runs"]] == [("a", 0), ("b", 0), ("b", 1)]
     assert results["runs"][0] | {"curve": []} == run("a", 0, steps=1000, every=500, command="old", commit="c0")
-    assert results["runs"][1]["steps"] == 5000 and info["commands"] == ["old", "new"]
+    assert results["runs"][2]["steps"] == 5000 and info["commands"] == ["old", "new"]
     assert equilibrium.added(tmp_path / "absent.json", new, {"command": "new"}) == (new, {"command": "new"})
 
 
