@@ -8,7 +8,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: main check test bench venv clean
+.PHONY: main check test test-slow bench venv clean
 
 venv: $(STAMP)
 
@@ -28,8 +28,13 @@ check: $(STAMP)
 	$(VENV)/bin/ruff format --check tacocat tests benchmarks tools
 	$(VENV)/bin/mypy
 
+# The gates, then every test not marked `slow` (the edit-test loop; CI runs both targets).
 test: check
-	$(PY) -m pytest -n 2 -q --durations=25
+	$(PY) -m pytest -n 2 -q -m "not slow" --durations=25
+
+# The tests marked `slow` (over about 10 s each on the 2-core machine), without the gates.
+test-slow: $(STAMP)
+	$(PY) -m pytest -n 2 -q -m slow --durations=25
 
 bench: $(STAMP)
 	$(PY) benchmarks/env_speed.py

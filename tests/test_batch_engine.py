@@ -76,6 +76,7 @@ def test_lockstep_default_rules_2000_games(env):
     assert report.games == 2000 and report.decisions > 150_000 and report.resyncs > 5_000
 
 
+@pytest.mark.slow  # each variant compiles its own step: 11-15 s of CPU each on the 2-core machine
 @pytest.mark.parametrize("name", sorted(VARIANTS))
 def test_lockstep_variants_300_games(name):
     report = lockstep(TacocatBatch(RulesConfig(**VARIANTS[name])), 300, seed=9, batch=300, fast_compile=True)
@@ -105,6 +106,7 @@ def test_lockstep_from_set_up_positions(env):
     assert report.mismatches == [] and report.decisions > 0
 
 
+@pytest.mark.slow  # about 11 s on its own (the batch init compiled, 16 games played on in lockstep)
 def test_batch_dealt_positions_convert_to_valid_reference_states(env):
     # positions the batch engine dealt itself become reference states (same pile order),
     # which then play on identically in both engines
@@ -288,6 +290,7 @@ def test_auto_reset_starts_a_new_game_and_keeps_final_rewards(env):
     assert int(state._step_count[0]) == 0
 
 
+@pytest.mark.slow  # each variant compiles its init and step_autoreset: 13-16 s on its own
 @pytest.mark.parametrize("variant", ["default", *VARIANTS])
 def test_auto_reset_plays_the_next_action_on_the_game_it_showed(variant):
     # pgx's auto_reset: the new game shown with the final flags is the one the next action
@@ -337,6 +340,7 @@ def test_auto_reset_after_a_real_ending_plays_the_next_action(env):
     assert np.array_equal(np.asarray(nxt.rewards[0]), [0.0, 0.0])
 
 
+@pytest.mark.slow  # shares autoreset_functions with the test above: 14-16 s on its own
 @pytest.mark.parametrize("variant", ["default", *VARIANTS])
 def test_to_game_converts_every_new_game_step_autoreset_shows(variant):
     # issue 36: a game shown by step_autoreset carries the ended game's flags (pgx's

@@ -37,7 +37,11 @@ def assert_same_iterates(tree, ours, theirs, table, iterations: int, every: int 
             assert gap <= TOL, f"iteration {t}: average policies differ by {gap:.3g}"
 
 
-@pytest.mark.parametrize("name, iterations, every", [("tiny", 60, 1), ("skirmish", 25, 8)])
+@pytest.mark.parametrize(
+    "name, iterations, every",
+    # skirmish: its tree enumerated and walked by OpenSpiel, 25 iterations of both solvers: about 11 s
+    [("tiny", 60, 1), pytest.param("skirmish", 25, 8, marks=pytest.mark.slow)],
+)
 @pytest.mark.parametrize("plus", [False, True])
 def test_cfr_and_cfr_plus_match_openspiel_iterate_by_iterate(name, iterations, every, plus):
     tree, game = tree_and_game(name)

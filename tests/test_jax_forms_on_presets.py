@@ -26,6 +26,7 @@ import pytest
 import test_league_heuristics as reference
 from play_positions import mixed_play_positions
 
+from support.lockstep import FAST_COMPILE
 from tacocat.agents.base import AgentInput
 from tacocat.agents.heuristic_jax import make_heuristic
 from tacocat.agents.registry import make_agent
@@ -91,7 +92,7 @@ def test_counter_never_samples_on_trio_decided() -> None:
 
 @cache
 def batched_port(spec: str, preset: str):
-    return jax.jit(jax.vmap(make_heuristic(spec, preset_config(preset))))
+    return jax.jit(jax.vmap(make_heuristic(spec, preset_config(preset))), compiler_options=FAST_COMPILE)
 
 
 def port_counts(spec: str, preset: str, inputs: list[AgentInput], draws: int, seed: int) -> np.ndarray:

@@ -19,6 +19,7 @@ import pytest
 from play_positions import mixed_play_positions
 from scipy.stats import chi2
 
+from support.lockstep import FAST_COMPILE
 from tacocat import RulesConfig, apply_action, legal_actions, new_game
 from tacocat.agents.base import AgentInput
 from tacocat.agents.heuristic import _forced_sacrifices, attack_cards, keeps_keeper
@@ -45,7 +46,8 @@ def port_actions(spec: str, config: RulesConfig, inputs: list[AgentInput], key: 
     mask = jnp.asarray(np.stack([inp.action_mask.astype(bool) for inp in inputs]))
     floor = jnp.asarray([opponent_bounds(inp.view)[0] for inp in inputs], jnp.int32)
     keys = jax.random.split(key, len(inputs))
-    return np.asarray(jax.jit(jax.vmap(make_heuristic(spec, config)))(obs, mask, keys, floor))
+    port = jax.jit(jax.vmap(make_heuristic(spec, config)), compiler_options=FAST_COMPILE)  # compiled for one call
+    return np.asarray(port(obs, mask, keys, floor))
 
 
 def sampled(rules_config: RulesConfig, inp: AgentInput) -> bool:
@@ -169,7 +171,7 @@ def test_counter_port_counts_forced_sacrifices_like_python(sampled_positions: li
     """Given the same hands, the port's count of forced sacrifices equals `_forced_sacrifices`
     for every attack the opponent's hand can answer, bit-exact (60 positions x 16 hands)."""
     rules = compile_rules(RulesConfig())
-    count = jax.jit(attack_sacrifices(rules))
+    count = jax.jit(attack_sacrifices(rules), compiler_options=FAST_COMPILE)
     for i, inp in enumerate(sampled_positions):
         size = inp.view.hand_sizes[inp.view.opponent]  # R5.4: an attack leaves both players a card
         attacks = [a for a, move in enumerate(rules.codec.moves) if move.kind.is_attack and len(move.cards) < size]
@@ -260,8 +262,10 @@ def test_counter_sampling_batched_equals_one_by_one(sampled_positions: list[Agen
     size = jnp.asarray([inp.view.hand_sizes[inp.view.opponent] for inp in picks])
     floor = jnp.asarray([opponent_bounds(inp.view)[0] for inp in picks])
     ids = jnp.tile(jnp.asarray([a for a, m in enumerate(rules.codec.moves) if m.kind.is_attack][:9]), (rows, 1))
-    batched = np.asarray(jax.jit(jax.vmap(forced))(jnp.asarray(needed), keys, unseen, size, floor, ids))
-    one = jax.jit(forced)
+    batched = np.asarray(
+        jax.jit(jax.vmap(forced), compiler_options=FAST_COMPILE)(jnp.asarray(needed), keys, unseen, size, floor, ids)
+    )
+    one = jax.jit(forced, compiler_options=FAST_COMPILE)
     for r in np.flatnonzero(needed):
         np.testing.assert_array_equal(batched[r], np.asarray(one(True, keys[r], unseen[r], size[r], floor[r], ids[r])))
     assert batched[needed].any()

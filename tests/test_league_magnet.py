@@ -75,6 +75,7 @@ def _max_difference(a: object, b: object) -> float:
     return max(float(jnp.abs(x - y).max()) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True))
 
 
+@pytest.mark.slow  # three runs of two iterations, two of them compiled: about 17 s of CPU
 def test_a_uniform_magnet_trains_what_the_same_entropy_bonus_trains() -> None:
     """KL(p || uniform) = log(legal actions) - H(p): a uniform magnet of weight 0.4 on top of
     ent_coef 0.1 has the gradient of ent_coef 0.5. Two runs, the same games; a third with
@@ -89,6 +90,7 @@ def test_a_uniform_magnet_trains_what_the_same_entropy_bonus_trains() -> None:
     assert all(r["magnet_kl"] > 0 for r in magnet.rows) and "magnet_kl" not in bonus.rows[0]
 
 
+@pytest.mark.slow  # the EMA magnet's iteration compiled: about 17 s of CPU
 def test_the_ema_magnet_moves_toward_the_actor_at_each_refresh() -> None:
     from tacocat.train.league.trainer import LeagueTrainer
 
@@ -129,6 +131,7 @@ def test_the_coefficients_follow_their_linear_schedules_over_the_ppo_iterations(
     ] * 3
 
 
+@pytest.mark.slow  # compiles the EMA magnet's iteration when the test above has not: over 10 s then
 def test_a_run_with_an_ema_magnet_resumes_bit_for_bit(tmp_path: Path) -> None:
     """The magnet is part of the runner: a checkpoint holds it, and a run killed after its
     512-step checkpoint resumes to the uninterrupted run's policy, refreshes included."""

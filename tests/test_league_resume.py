@@ -238,6 +238,7 @@ def test_stray_files_in_the_checkpoint_folder_are_ignored(run: Path) -> None:
     assert found is not None and found[1].timesteps == 768
 
 
+@pytest.mark.slow  # a trainer built and restored for each of 12 examples: about 15 s
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(field=st.sampled_from(["timesteps", "iteration", "filled", "next_slot"]), value=st.integers(-(2**70), 2**70))
 def test_any_other_position_of_the_run_or_the_pool_is_refused(run: Path, field: str, value: int) -> None:

@@ -28,6 +28,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = ROOT / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+#: the notebooks that train (a kernel started, a run trained and evaluated): 14-15 s each on
+#: their own, so `slow`
+SLOW_NOTEBOOKS = {"02_train_and_evaluate", "03_strategy_analysis"}
 
 #: small budgets (environment variables TACOCAT_NB_<NAME>) for every notebook
 TEST_BUDGETS = {
@@ -79,7 +82,11 @@ def test_budgets_are_read_in_the_first_code_cell(path: Path):
     assert "TACOCAT_NB_" in source
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW_NOTEBOOKS else p for p in NOTEBOOKS],
+    ids=lambda p: p.stem,
+)
 def test_notebook_runs_top_to_bottom(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kernel_name):
     from jupyter_client.kernelspec import KernelSpecManager
     from jupyter_client.manager import KernelManager

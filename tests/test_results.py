@@ -88,6 +88,7 @@ def test_a_match_reruns_identically_in_another_process(tmp_path):
     assert json.loads(json.dumps(here)) == other
 
 
+@pytest.mark.slow  # two smoke trainings and their evaluations: about 18 s on its own
 def test_the_training_section_trains_evaluates_and_draws_every_seed(tmp_path, monkeypatch):
     """`--only training` on the smoke config: a row per seed, its final evaluation, its curve, a PNG."""
     monkeypatch.setattr(regenerate, "MAIN_CONFIG", ROOT / "tests" / "support" / "configs" / "smoke.yaml")

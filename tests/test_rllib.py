@@ -298,6 +298,7 @@ def test_smoke_run_trains_with_two_env_runners_and_never_sends_a_masked_action(s
     assert meta["ray"]["address"] == "local"
 
 
+@pytest.mark.slow  # the smoke_runs fixture: two RLlib trainings on a local Ray runtime, about 25 s or more
 def test_resume_continues_from_the_last_complete_checkpoint(smoke_runs):
     run_dir, first = smoke_runs
     rows = _rows(run_dir / "progress.csv")
@@ -307,6 +308,7 @@ def test_resume_continues_from_the_last_complete_checkpoint(smoke_runs):
     assert json.loads((run_dir / "final.json").read_text())["timesteps"] == int(rows[-1]["timesteps"])
 
 
+@pytest.mark.slow  # the smoke_runs fixture (above)
 def test_exported_agent_plays_a_duplicate_match(smoke_runs):
     run_dir, _ = smoke_runs
     final = json.loads((run_dir / "final_eval.json").read_text())  # --evaluate: eval.final through match()

@@ -206,6 +206,7 @@ def test_tiny_every_history_of_an_information_state_gives_the_same_move(tmp_path
     check_every_history("tiny", LADDER, mlp_file(tmp_path, "tiny"))
 
 
+@pytest.mark.slow  # 2,610 histories, each agent's move at each: about 15 s on its own
 def test_skirmish_every_history_of_an_information_state_gives_the_same_move(tmp_path: Path) -> None:
     """A seeded tenth of skirmish's 5,952 information states (595: 2,610 of its 25,710 decision
     histories), every phase among them; tiny's test covers all of its own."""

@@ -308,6 +308,7 @@ def test_pruner_is_configurable():
 # ---------------------------------------------------------------------------------------
 # studies
 # ---------------------------------------------------------------------------------------
+@pytest.mark.slow  # three trials trained and evaluated, plots drawn: 12-14 s of CPU
 def test_two_trial_study_writes_run_dirs_report_and_a_trainable_best_config(tmp_path):
     setup = load_tune(write_tune(tmp_path))
     study = run_study(setup, trials=2, progress=False)
@@ -394,6 +395,7 @@ def test_the_first_trial_tries_the_base_values_and_the_summary_says_so(tmp_path)
 
 
 @pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")  # retried_trial_number
+@pytest.mark.slow  # a worker process killed mid-trial, then the study resumed: over 20 s on its own
 def test_a_trial_of_a_killed_worker_is_marked_failed_and_the_study_resumes(tmp_path):
     heartbeat = {"interval": 1, "grace_period": 2, "max_retry": 1}
     long_trial = {**TINY_TRIAL, "total_timesteps": 10_000_000}
@@ -458,6 +460,7 @@ def test_cli_runs_a_study_and_names_the_best_config(tmp_path):
     assert optuna.load_study(study_name="renamed", storage=f"sqlite:///{tmp_path / 'study' / 'study.db'}").trials
 
 
+@pytest.mark.slow  # two worker processes, each importing torch and training: about 30 s on its own
 def test_two_workers_share_one_study(tmp_path):
     setup = load_tune(write_tune(tmp_path))
     study = run_study(setup, trials=2, workers=2, progress=False)
