@@ -500,7 +500,15 @@ def plot_training(data: dict[str, Any], path: Path) -> None:
 
 
 EXACT_PRESETS = ["tiny", "small", "skirmish", "jumbo"]
-FULL_GAME_AGENTS = ["highcard", "planner", "counter", "champion"]
+#: every agent with a JAX form, and the exploiter-league candidate (docs/EXPLOITABILITY.md)
+FULL_GAME_AGENTS = [
+    "champion",
+    "league:path=docs/results/league_exploiter_policy.npz",
+    "counter",
+    "planner",
+    "highcard",
+    "random",
+]
 
 
 def run_exploitability(size: dict[str, int], workers: int) -> dict[str, Any]:
@@ -512,13 +520,15 @@ def run_exploitability(size: dict[str, int], workers: int) -> dict[str, Any]:
     from benchmarks import exploitability as ex
 
     out = Path(tempfile.mkdtemp(prefix="regenerate_exploitability_"))
+    # the exploiters' runs (hours) stay in runs/: the same command resumes an interrupted table
+    full_runs = ROOT / "runs" / "regenerate" / f"exploitability_{size['full_steps']}_{size['full_deal_pairs']}"
     return {
         "exact": ex.exact_table(EXACT_PRESETS, out=out / "exact"),
         "full": ex.full_game(
             FULL_GAME_AGENTS,
             size["full_steps"],
             size["full_seeds"],
-            out / "full",
+            full_runs,
             deal_pairs=size["full_deal_pairs"],
             workers=workers,
         )
