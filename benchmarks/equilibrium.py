@@ -58,6 +58,12 @@ METHODS: dict[str, list[str]] = {
 }
 #: the league's own PPO (tacocat/train/configs/league.yaml) over a poker config
 LEAGUE_PPO = ["algo.learning_rate=1.0e-3", "algo.clip_range=0.2", "algo.ent_coef=0.01", "algo.gamma=0.995"]
+#: self-play without an entropy bonus, KL 1.0 toward a magnet that moves 5 % of the way to the actor an iteration
+MOVING_MAGNET = [
+    "league.snapshot_weight=0",
+    "algo.ent_coef=0.0",
+    "league.magnet={kind: ema, kl_coef: 1.0, refresh_every: 1, ema_rate: 0.05}",
+]
 #: method -> the `--set` overrides of league_kuhn.yaml / league_leduc.yaml (Rudolph et al.'s PPO
 #: settings, nathanlct/IIG-RL-Benchmark configs/algorithm/ppo.yaml, with the snapshot pool)
 POKER_METHODS: dict[str, list[str]] = {
@@ -74,21 +80,9 @@ POKER_METHODS: dict[str, list[str]] = {
     # MMD with a slowly moving magnet (Sokota et al., ICLR 2023): no entropy bonus, KL 1.0 toward
     # an average of the actor's parameters that moves 5 % of the way every iteration, so the
     # regularised game's solution moves toward an equilibrium; 8,192 env steps per iteration
-    "mmd_moving_magnet": [
-        "league.snapshot_weight=0",
-        "n_envs=512",
-        "algo.batch_size=2048",
-        "algo.ent_coef=0.0",
-        "league.magnet={kind: ema, kl_coef: 1.0, refresh_every: 1, ema_rate: 0.05}",
-    ],
+    "mmd_moving_magnet": [*MOVING_MAGNET, "n_envs=512", "algo.batch_size=2048"],
     # the same with four times the data per update: 32,768 env steps an iteration, minibatches of 8,192
-    "mmd_moving_magnet_large_batch": [
-        "league.snapshot_weight=0",
-        "n_envs=2048",
-        "algo.batch_size=8192",
-        "algo.ent_coef=0.0",
-        "league.magnet={kind: ema, kl_coef: 1.0, refresh_every: 1, ema_rate: 0.05}",
-    ],
+    "mmd_moving_magnet_large_batch": [*MOVING_MAGNET, "n_envs=2048", "algo.batch_size=8192"],
 }
 
 

@@ -254,7 +254,7 @@ def test_exploit_exact_values_a_poker_policy_as_openspiel_does(tmp_path: Path) -
         ([f"poker:path={path}", "--game", "leduc_holdem", "--exact"], "a policy trained on 'kuhn_poker'"),
         (["counter", "--game", "kuhn_poker", "--exact"], "AGENT must be poker:path=FILE"),
         ([f"poker:path={path}", "--game", "kuhn_poker", "--exact", "--preset", "tiny"], "--preset is Tacocat's"),
-        ([f"poker:path={path}", "--game", "chess", "--exact"], "unknown poker game 'chess'"),
+        ([f"poker:path={path}", "--game", "chess", "--exact"], "unknown --game 'chess': give tacocat"),
     ]:
         result = CliRunner().invoke(app, ["exploit", *args])
         assert result.exit_code != 0 and message in result.output and "Traceback" not in result.output, args

@@ -723,9 +723,10 @@ def _poker_exact(agent: str, game: str, exact: bool, preset: str | None) -> str:
     for what does not apply to a poker game."""
     from tacocat.agents.registry import parse_spec
     from tacocat.analysis.poker import poker_report
-    from tacocat.analysis.poker_batch import poker_game
+    from tacocat.analysis.poker_batch import GAMES
 
-    poker_game(game)
+    if game not in GAMES:
+        raise ValueError(f"unknown --game {game!r}: give tacocat (the default), {' or '.join(GAMES)}")
     if not exact:
         raise ValueError(f"--game {game} needs --exact: its exact best response is computed, none is trained")
     if preset is not None:
