@@ -133,6 +133,8 @@ def train_curve(
                 "seconds": seconds_at[int(r["timesteps"])],
                 "nash_conv_greedy": float(r["nash_conv_greedy"]),
                 "nash_conv_sampling": float(r["nash_conv_sampling"]),
+                # poker: the average policy of the evaluations in the second half so far
+                **({"nash_conv_average": float(r["nash_conv_average"])} if r.get("nash_conv_average") else {}),
             }
             for r in csv.DictReader(f)
         ]
@@ -290,22 +292,23 @@ def render(results: dict[str, Any]) -> str:
         f"information states); uniform random NashConv {results['uniform_nash_conv']:.4f}, target "
         f"{results['target_share']:.1%} of it = {target:.4f} (sampling NashConv).",
         "",
-        "| method | seed | env steps | NashConv at the end: sampling | greedy | steps to target "
+        "| method | seed | env steps | NashConv at the end: sampling | greedy | average policy | steps to target "
         "| training s to target |",
-        "|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in results["runs"]:
         hit = first_below(r["curve"], target)
         end = r["curve"][-1]
+        average = f"{end['nash_conv_average']:.4f}" if "nash_conv_average" in end else "–"
         lines.append(
             f"| {r['method']} | {r['seed']} | {end['steps']:,} | {end['nash_conv_sampling']:.4f} | "
-            f"{end['nash_conv_greedy']:.4f} | "
+            f"{end['nash_conv_greedy']:.4f} | {average} | "
             + (f"{hit['steps']:,} | {hit['seconds']:.0f} |" if hit else "not reached | – |")
         )
     cfr = results["cfr_plus"]
     hit = first_below(cfr, target, "nash_conv")
     lines.append(
-        f"| CFR+ | – | {cfr[-1]['nash_conv']:.2e} after {cfr[-1]['iterations']} iterations | – | – | "
+        f"| CFR+ | – | {cfr[-1]['nash_conv']:.2e} after {cfr[-1]['iterations']} iterations | – | – | – | "
         + (f"{hit['seconds']:.2f} |" if hit else "not reached |")
     )
     return "\n".join([*lines, "", summary(results)])
@@ -313,16 +316,26 @@ def render(results: dict[str, Any]) -> str:
 
 def summary(results: dict[str, Any]) -> str:
     """Per method, over its seeds: the runs under the target, the sampling and greedy NashConv
-    at the end (median and range) and the mean sampling NashConv of each run's second half of
-    evaluations (the curves are not monotone, so the end point alone is noisy), median and range."""
+    at the end (median and range), the mean sampling NashConv of each run's second half of
+    evaluations (the curves are not monotone, so the end point alone is noisy), median and
+    range, and on poker the NashConv of the average policy at the end (seeds at or under the
+    target at the end, median and range)."""
     lines = [
         "| method | seeds under the target | sampling NashConv at the end: median [min, max] | "
-        "greedy NashConv at the end: median [min, max] | sampling, mean of the second half: median [min, max] |",
-        "|---|---|---|---|---|",
+        "greedy NashConv at the end: median [min, max] | sampling, mean of the second half: median [min, max] | "
+        "average policy at the end: seeds under the target; median [min, max] |",
+        "|---|---|---|---|---|---|",
     ]
 
     def spread(values: list[float]) -> str:
         return f"{statistics.median(values):.4f} [{min(values):.4f}, {max(values):.4f}]"
+
+    def averaged(runs: list[dict[str, Any]]) -> str:
+        ends = [r["curve"][-1].get("nash_conv_average") for r in runs]
+        if None in ends:
+            return "–"
+        under = sum(end <= results["target"] for end in ends)
+        return f"{under} of {len(ends)}; {spread(ends)}"
 
     for method in dict.fromkeys(r["method"] for r in results["runs"]):
         runs = [r for r in results["runs"] if r["method"] == method]
@@ -330,13 +343,16 @@ def summary(results: dict[str, Any]) -> str:
         greedy = [r["curve"][-1]["nash_conv_greedy"] for r in runs]
         halves = [statistics.fmean(p["nash_conv_sampling"] for p in r["curve"][len(r["curve"]) // 2 :]) for r in runs]
         under = sum(first_below(r["curve"], results["target"]) is not None for r in runs)
-        lines.append(f"| {method} | {under} of {len(runs)} | {spread(ends)} | {spread(greedy)} | {spread(halves)} |")
+        lines.append(
+            f"| {method} | {under} of {len(runs)} | {spread(ends)} | {spread(greedy)} | {spread(halves)} | "
+            f"{averaged(runs)} |"
+        )
     return "\n".join(lines)
 
 
 def plot(results: dict[str, Any], path: Path) -> None:
-    """Sampling NashConv (solid) and greedy NashConv (dotted) against env steps and seconds,
-    CFR+ in black on the time axis."""
+    """Sampling NashConv (solid), greedy NashConv (dotted) and on poker the average policy's
+    (dashed) against env steps and seconds, CFR+ in black on the time axis."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(10, 4))
@@ -350,13 +366,16 @@ def plot(results: dict[str, Any], path: Path) -> None:
             colour = colours[r["method"]]
             ax.plot(xs, [max(p["nash_conv_sampling"], 1e-6) for p in r["curve"]], color=colour, label=label, lw=1)
             ax.plot(xs, [max(p["nash_conv_greedy"], 1e-6) for p in r["curve"]], color=colour, ls=":", lw=0.8)
+            if "nash_conv_average" in r["curve"][-1]:
+                averages = [max(p.get("nash_conv_average", float("nan")), 1e-6) for p in r["curve"]]
+                ax.plot(xs, averages, color=colour, ls="--", lw=1)
     cfr = results["cfr_plus"]
     by_time.plot([p["seconds"] for p in cfr], [max(p["nash_conv"], 1e-6) for p in cfr], color="black", label="CFR+")
     for ax, xlabel in ((by_steps, "env steps"), (by_time, "seconds (training or solving)")):
         ax.axhline(results["target"], color="grey", ls="--", lw=0.8, label=f"target {results['target']:.3g}")
         ax.set_yscale("log")
         ax.set_xlabel(xlabel)
-        ax.set_ylabel("exact NashConv (solid: sampling, dotted: greedy)")
+        ax.set_ylabel("exact NashConv (solid: sampling, dotted: greedy, dashed: average)")
         ax.legend(fontsize=7)
     by_time.set_xscale("log")
     fig.suptitle(f"Toward equilibrium on {results['preset']}")

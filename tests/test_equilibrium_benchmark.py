@@ -38,7 +38,12 @@ def test_the_table_says_where_each_run_reached_the_target(tmp_path: Path) -> Non
         "target": 0.05,
         "target_share": 0.05,
         "runs": [
-            {"method": "league_ppo", "seed": 0, "curve": curve(0.5, 0.04, 0.06)},
+            # with the average policy's NashConv, as a poker run records it
+            {
+                "method": "league_ppo",
+                "seed": 0,
+                "curve": [p | {"nash_conv_average": 0.04} for p in curve(0.5, 0.04, 0.06)],
+            },
             {"method": "ppo_high_entropy", "seed": 0, "curve": curve(0.5, 0.2)},
         ],
         "cfr_plus": [
@@ -48,14 +53,17 @@ def test_the_table_says_where_each_run_reached_the_target(tmp_path: Path) -> Non
     }
     table = equilibrium.render(results)
     # the first point under the target (sampling NashConv), the end's sampling and greedy NashConv
-    assert "| league_ppo | 0 | 3,000 | 0.0600 | 0.0300 | 2,000 | 20 |" in table
-    assert "| ppo_high_entropy | 0 | 2,000 | 0.2000 | 0.1000 | not reached | – |" in table
-    assert "| CFR+ | – | 1.00e-02 after 2 iterations | – | – | 1.50 |" in table
+    assert "| league_ppo | 0 | 3,000 | 0.0600 | 0.0300 | 0.0400 | 2,000 | 20 |" in table
+    assert "| ppo_high_entropy | 0 | 2,000 | 0.2000 | 0.1000 | – | not reached | – |" in table
+    assert "| CFR+ | – | 1.00e-02 after 2 iterations | – | – | – | 1.50 |" in table
     # per method: runs under the target, the end's sampling and greedy median and range, the second half's mean
+    # and the average policy's at the end: runs at or under the target, median and range
     assert (
-        "| league_ppo | 1 of 1 | 0.0600 [0.0600, 0.0600] | 0.0300 [0.0300, 0.0300] | 0.0500 [0.0500, 0.0500] |" in table
+        "| league_ppo | 1 of 1 | 0.0600 [0.0600, 0.0600] | 0.0300 [0.0300, 0.0300] | 0.0500 [0.0500, 0.0500] "
+        "| 1 of 1; 0.0400 [0.0400, 0.0400] |" in table
     )
-    assert "| ppo_high_entropy | 0 of 1 | 0.2000 [0.2000, 0.2000] | 0.1000 [0.1000, 0.1000] |" in table
+    assert "| ppo_high_entropy | 0 of 1 | 0.2000 [0.2000, 0.2000] | 0.1000 [0.1000, 0.1000] | 0.2000" in table
+    assert table.endswith("| – |")  # no average policy recorded
     equilibrium.plot(results, tmp_path / "curve.png")
     assert (tmp_path / "curve.png").read_bytes()[:4] == b"\x89PNG"
 

@@ -23,12 +23,21 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from tacocat.analysis.poker import PokerPolicy, load_policy, poker_report, poker_tree, save_policy, tabulate, values
+from tacocat.analysis.poker import (
+    PokerPolicy,
+    average_policy,
+    load_policy,
+    poker_report,
+    poker_tree,
+    save_policy,
+    tabulate,
+    values,
+)
 from tacocat.analysis.poker_batch import PokerBatch
 from tacocat.cli.app import app
 from tacocat.train.config import load_experiment, parse_experiment
 from tacocat.train.config_files import read_experiment
-from tacocat.train.evaluation import EXACT_FIELDS
+from tacocat.train.evaluation import EXACT_FIELDS, policy_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 KUHN = ROOT / "tacocat" / "train" / "configs" / "league_kuhn.yaml"
@@ -121,6 +130,57 @@ def test_nash_conv_is_openspiels_python_nash_conv(game: str) -> None:
     assert found[False] != pytest.approx(found[True])
 
 
+@pytest.mark.parametrize(
+    "game",
+    ["kuhn_poker", pytest.param("leduc_holdem", marks=pytest.mark.slow)],  # Leduc: its tree and the walks, ~20 s
+)
+def test_the_average_policy_is_worth_the_mean_of_the_policies_against_any_opponent(game: str) -> None:
+    """`average_policy` is the sequence-form average: player p's average policy against a
+    fixed opponent is worth the mean of the policies' values (for both seats), which a
+    per-state average of the action probabilities is not where a player acts after its own
+    actions; one policy averages to itself."""
+    from open_spiel.python.algorithms.expected_game_score import policy_value
+
+    from tacocat.analysis.poker import action_probabilities, average_policy, table_of
+
+    tree = poker_tree(game)
+    tables = [action_probabilities(_random_policy(game, seed), tree, sampling=True) for seed in (4, 5, 6)]
+    opponent = table_of(tree, action_probabilities(_random_policy(game, 7), tree, sampling=True))
+    start = tree.openspiel.new_initial_state()
+    mixed, naive = average_policy(tree, tables), table_of(tree, np.mean(tables, axis=0))
+    for seat in (0, 1):
+
+        def worth(table, seat: int = seat) -> float:
+            return policy_value(start, [table, opponent] if seat == 0 else [opponent, table])[seat]
+
+        mean = np.mean([worth(table_of(tree, t)) for t in tables])
+        assert worth(mixed) == pytest.approx(mean, abs=1e-9)
+        if seat == 0:  # Kuhn's player_1 acts once a game, so there the two averages agree
+            assert worth(naive) != pytest.approx(mean, abs=1e-6)
+    one = average_policy(tree, tables[:1]).action_probability_array
+    np.testing.assert_allclose(one, table_of(tree, tables[0]).action_probability_array, atol=1e-12)
+
+
+def test_a_runs_average_policy_is_that_of_its_evaluations_in_the_second_half(tmp_path: Path) -> None:
+    """`average_nash_conv` keeps each evaluation's table and values the average of those at
+    half the steps or later; a resumed run drops the tables after its checkpoint."""
+    from tacocat.analysis.poker import action_probabilities, average_policy
+    from tacocat.train.evaluation import average_nash_conv, drop_policy_tables, policy_tables
+
+    tree = poker_tree("kuhn_poker")
+    policies = {step: _random_policy("kuhn_poker", seed=step) for step in (100, 200, 300, 400)}
+    for step, policy in policies.items():
+        path = save_policy(tmp_path / f"policy_{step}.npz", policy.layers, "kuhn_poker", "tanh")
+        found = average_nash_conv(tmp_path, str(path), "kuhn_poker", step)
+    saved = {step: load_policy(tmp_path / f"policy_{step}.npz", "kuhn_poker") for step in policies}  # float32
+    kept = [action_probabilities(saved[step], tree, sampling=True) for step in (200, 300, 400)]
+    assert found == pytest.approx(values(tree, average_policy(tree, kept)).nash_conv, abs=1e-12)
+    assert found != pytest.approx(values(tree, average_policy(tree, [*kept, kept[0]])).nash_conv, abs=1e-6)
+    (tmp_path / "policy_tables" / "notes.txt").write_text("not a table")
+    drop_policy_tables(tmp_path, 200)
+    assert [step for step, _ in policy_tables(tmp_path)] == [100, 200]
+
+
 def test_auto_reset_keeps_the_last_steps_payoff_and_deals_a_new_game() -> None:
     """`step_autoreset` against pgx's `experimental.auto_reset` on the same keys and actions:
     the same inner games, rewards and flags at every step."""
@@ -176,6 +236,12 @@ def test_a_league_run_on_kuhn_logs_greedy_and_sampling_nash_conv(tmp_path: Path)
     assert float(last["nash_conv_greedy"]) == pytest.approx(report.greedy.nash_conv, abs=1e-9)
     assert float(last["nash_conv_sampling"]) == pytest.approx(report.sampling.nash_conv, abs=1e-9)
     assert 0 < report.sampling.nash_conv < 1.5 and last["best_response_0_greedy"] == ""
+    # the average policy: of the evaluations at 1,024 and 2,048 steps, the first alone at 1,024
+    first = dict(zip(EXACT_FIELDS, lines[1].split(","), strict=True))
+    assert float(first["nash_conv_average"]) == pytest.approx(float(first["nash_conv_sampling"]), abs=1e-9)
+    assert [step for step, _ in policy_tables(run_dir)] == [1024, 2048]
+    both = average_policy(tree := poker_tree("kuhn_poker"), [np.load(f) for _, f in policy_tables(run_dir)])
+    assert float(last["nash_conv_average"]) == pytest.approx(values(tree, both).nash_conv, abs=1e-9)
     policy = load_policy(run_dir / "policy.npz", "kuhn_poker")
     assert policy.meta["timesteps"] == 2048 and [w.shape for w, _ in policy.layers] == [(16, 15), (2, 16)]
     # the exported network is the learner's actor: numpy's logits are JAX's on the tree's observations

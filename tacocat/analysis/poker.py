@@ -228,14 +228,36 @@ def action_probabilities(policy: PokerPolicy, tree: PokerTree, sampling: bool) -
 
 def tabulate(policy: PokerPolicy, tree: PokerTree, sampling: bool) -> Any:
     """The policy as OpenSpiel's `TabularPolicy` of the tree's game."""
+    return table_of(tree, action_probabilities(policy, tree, sampling))
+
+
+def table_of(tree: PokerTree, probabilities: np.ndarray) -> Any:
+    """(information states, pgx actions) action probabilities, as `action_probabilities` gives
+    them, as OpenSpiel's `TabularPolicy` of the tree's game."""
     from open_spiel.python.policy import TabularPolicy
 
     table = TabularPolicy(tree.openspiel)
-    probabilities = action_probabilities(policy, tree, sampling)
     to_pgx = list(tree.game.pgx_action)
     for key, probs in zip(tree.first_history, probabilities, strict=True):
         table.policy_for_key(key)[:] = probs[to_pgx]
     return table
+
+
+def average_policy(tree: PokerTree, tables: list[np.ndarray]) -> Any:
+    """The average of the behaviour policies `tables` (each as `action_probabilities` gives
+    it) as one behaviour policy, OpenSpiel's `TabularPolicy`: at each information state the
+    policies' actions weighted by the acting player's own reach under each (the sequence-form
+    average: CFR's and fictitious play's average strategy; OpenSpiel's `PolicyAggregator`).
+    Against any opponent it is worth the mean of the policies' values."""
+    from open_spiel.python.algorithms.policy_aggregator import PolicyAggregator
+    from open_spiel.python.policy import tabular_policy_from_callable
+
+    if not tables:
+        raise ValueError("an average of no policies")
+    pool = [table_of(tree, t) for t in tables]
+    weights = [1.0 / len(pool)] * len(pool)
+    mixed = PolicyAggregator(tree.openspiel).aggregate([0, 1], [pool, pool], [weights, weights])
+    return tabular_policy_from_callable(tree.openspiel, mixed)
 
 
 @dataclass(frozen=True)

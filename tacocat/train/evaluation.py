@@ -6,6 +6,7 @@ policy against the whole ladder, final_eval.json and final_eval.md), for a run o
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ EXACT_FIELDS = [
     "timesteps",
     "nash_conv_greedy",
     "nash_conv_sampling",
+    "nash_conv_average",
     "policy_value_0_greedy",
     "policy_value_0_sampling",
     "best_response_0_greedy",
@@ -32,6 +34,10 @@ EXACT_FIELDS = [
     "best_response_1_sampling",
     "seconds",
 ]
+#: a poker run's folder of each evaluation's policy (its softmax at every information state),
+#: `<timesteps>.npy`, for the NashConv of the average policy
+POLICY_TABLES = "policy_tables"
+_TABLE_NAME = re.compile(r"(0|[1-9][0-9]{0,17})\.npy")
 _TREES: dict[str, Any] = {}  # ruleset hash -> GameTree: enumerated (or read from its cache) once per process
 
 
@@ -87,23 +93,29 @@ def prepare_nash_conv(config: ExperimentConfig) -> None:
         poker_tree(config.game)
 
 
-def nash_conv_during_training(learner: Agent | str, config: ExperimentConfig, timesteps: int) -> dict[str, Any]:
+def nash_conv_during_training(
+    learner: Agent | str, config: ExperimentConfig, timesteps: int, run_dir: Path | None = None
+) -> dict[str, Any]:
     """The row of exploitability.csv: the exact NashConv of `learner` on the run's game, its
     policy played greedily (its most probable legal action) and by its action probabilities,
     side by side, with player_0's value in each mode and, on Tacocat's rules, each player's
     best-response value (`tacocat.analysis`). On a pure equilibrium (every enumerable Tacocat
     preset has one) greedy NashConv can reach 0 while sampling NashConv measures how far the
     softmax has collapsed; on a mixed one (Kuhn, Leduc) only sampling NashConv can reach 0
-    (docs/EXPLOITABILITY.md)."""
+    (docs/EXPLOITABILITY.md). On a poker game, given the run's folder, also the NashConv of the
+    average policy (`average_nash_conv`)."""
     start = time.perf_counter()
     row: dict[str, Any] = {"timesteps": timesteps}
     if config.game != "tacocat":
         from tacocat.agents.registry import parse_spec
         from tacocat.analysis.poker import poker_report
 
-        report = poker_report(parse_spec(str(learner))[1]["path"], config.game)
+        path = parse_spec(str(learner))[1]["path"]
+        report = poker_report(path, config.game)
         for mode, valued in (("greedy", report.greedy), ("sampling", report.sampling)):
             row |= {f"nash_conv_{mode}": valued.nash_conv, f"policy_value_0_{mode}": valued.policy_value_0}
+        if run_dir is not None:
+            row["nash_conv_average"] = average_nash_conv(run_dir, path, config.game, timesteps)
         return {**row, "seconds": time.perf_counter() - start}
     from tacocat.analysis.agent_tables import agent_policy
     from tacocat.analysis.best_response import exploitability
@@ -118,6 +130,36 @@ def nash_conv_during_training(learner: Agent | str, config: ExperimentConfig, ti
             f"best_response_1_{mode}": float(found.best_response_values[1]),
         }
     return {**row, "seconds": time.perf_counter() - start}
+
+
+def average_nash_conv(run_dir: Path, path: str, game: str, timesteps: int) -> float:
+    """Keeps the poker policy file `path`'s softmax at every information state as this
+    evaluation's table (`run_dir/policy_tables/<timesteps>.npy`) and returns the exact NashConv
+    of the average policy (`tacocat.analysis.poker.average_policy`) of the evaluations in the
+    second half of the run so far (at `timesteps` / 2 or later): the policy that plays one of
+    those, drawn at the start of each game. Where the actor circles an equilibrium, as
+    self-play's learners do, the average comes closer to it than any one of them."""
+    from tacocat.analysis.poker import action_probabilities, average_policy, load_policy, poker_tree, values
+
+    tree, folder = poker_tree(game), run_dir / POLICY_TABLES
+    folder.mkdir(exist_ok=True)
+    np.save(folder / f"{timesteps}.npy", action_probabilities(load_policy(path, game), tree, sampling=True))
+    tables = [np.load(f) for step, f in policy_tables(run_dir) if 2 * step >= timesteps]
+    return values(tree, average_policy(tree, tables)).nash_conv
+
+
+def policy_tables(run_dir: Path) -> list[tuple[int, Path]]:
+    """(timesteps, file) of each evaluation's policy table in the run, in order."""
+    folder = run_dir / POLICY_TABLES
+    found = [(m, f) for f in folder.iterdir() if (m := _TABLE_NAME.fullmatch(f.name))] if folder.is_dir() else []
+    return sorted((int(m.group(1)), f) for m, f in found)
+
+
+def drop_policy_tables(run_dir: Path, up_to: int) -> None:
+    """Deletes the policy tables of evaluations after `up_to` timesteps (work a resumed run redoes)."""
+    for step, f in policy_tables(run_dir):
+        if step > up_to:
+            f.unlink()
 
 
 def evaluation_score(rows: list[dict[str, Any]], exact: dict[str, Any] | None) -> float:

@@ -33,6 +33,7 @@ from tacocat.train.config import ExperimentConfig
 from tacocat.train.evaluation import (
     EVAL_FIELDS,
     EXACT_FIELDS,
+    drop_policy_tables,
     evaluate_during_training,
     evaluation_score,
     nash_conv_during_training,
@@ -175,6 +176,7 @@ def run_training(
         truncate_rows(run_dir / "progress.csv", progress_fields, start)
         truncate_rows(run_dir / "eval.csv", EVAL_FIELDS, start)
         truncate_rows(run_dir / "exploitability.csv", EXACT_FIELDS, start)
+        drop_policy_tables(run_dir, start)
     writer = ScalarWriter(run_dir / "tb")
     evaluations, saves = Every(config.eval.every, start), Every(config.checkpoint_every, start)
     written_for = {"ruleset_hash": config.rules_config.ruleset_hash(), "config_sha256": config_hash(config)}
@@ -204,11 +206,15 @@ def run_training(
                 learner = trainer.evaluation_agent(run_dir)
                 rows = evaluate_during_training(learner, config, timesteps)
                 append_rows(run_dir / "eval.csv", EVAL_FIELDS, rows)
-                exact = nash_conv_during_training(learner, config, timesteps) if config.eval.nash_conv else None
+                exact = (
+                    nash_conv_during_training(learner, config, timesteps, run_dir) if config.eval.nash_conv else None
+                )
                 if exact is not None:
                     append_rows(run_dir / "exploitability.csv", EXACT_FIELDS, [exact])
                     writer.add("eval/nash_conv_greedy", exact["nash_conv_greedy"], timesteps)
                     writer.add("eval/nash_conv_sampling", exact["nash_conv_sampling"], timesteps)
+                    if "nash_conv_average" in exact:
+                        writer.add("eval/nash_conv_average", exact["nash_conv_average"], timesteps)
                 for r in rows:
                     writer.add(f"eval/win_rate_{r['opponent']}", r["win_rate"], timesteps)
                 score = evaluation_score(rows, exact)
