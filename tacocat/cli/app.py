@@ -589,6 +589,12 @@ def evaluate_command(
         None, "--workers", "-w", min=1, max=MAX_WORKERS, help="Worker processes (default: the run's eval.workers)."
     ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    value: Path | None = typer.Option(
+        None, "--value", help="Value file for the variance-reduced returns (implies --reduce)."
+    ),
+    reduce: bool = typer.Option(
+        False, "--reduce/--no-reduce", help="Also report the variance-reduced (AIVAT) returns (shipped value file)."
+    ),
 ) -> None:
     """Evaluate a finished run's final policy against its config's eval.final (the ladder), as
     `tacocat train --evaluate` does; writes final_eval.json and final_eval.md into the run."""
@@ -600,7 +606,8 @@ def evaluate_command(
     policy = run_policy(run_dir)
     if workers is not None:
         config = config.model_copy(update={"eval": config.eval.model_copy(update={"workers": workers})})
-    rows = evaluate_run(run_dir, config, progress=progress, learner=policy.spec(run_dir))
+    value_file = _value_file(value, reduce, config.rules_config)
+    rows = evaluate_run(run_dir, config, progress=progress, learner=policy.spec(run_dir), value_file=value_file)
     print_table(rows, f"{config.name} (seed {config.seed}, backend {config.backend}) vs the ladder, duplicate format")
     typer.echo(f"wrote {run_dir / 'final_eval.json'} and {run_dir / 'final_eval.md'}")
 
@@ -615,15 +622,23 @@ def compare_command(
     workers: int = typer.Option(1, "--workers", "-w", min=1, max=MAX_WORKERS, help="Worker processes."),
     out: Path | None = typer.Option(None, "--out", help="Folder for compare.json and compare.md."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+    value: Path | None = typer.Option(
+        None, "--value", help="Value file for the variance-reduced returns (implies --reduce)."
+    ),
+    reduce: bool = typer.Option(
+        False, "--reduce/--no-reduce", help="Also compare the variance-reduced (AIVAT) returns (shipped value file)."
+    ),
 ) -> None:
     """Two runs' final policies against one opponent on the same deals: their win rates and
-    the paired interval of the difference (over deal pairs)."""
+    mean returns, and the paired intervals of the differences (over deal pairs)."""
     from tacocat.train.compare import compare_runs, markdown
+    from tacocat.train.run_dir import load_run_config
 
     _check_agent(opponent, "--opponent")
     if out is not None:
         _check_output_dir(out, "--out")
-    result = compare_runs(run_a, run_b, opponent, deal_pairs, seed, workers, progress=progress)
+    value_file = _value_file(value, reduce, load_run_config(run_a).rules_config) if value or reduce else None
+    result = compare_runs(run_a, run_b, opponent, deal_pairs, seed, workers, progress=progress, value_file=value_file)
     text = markdown(result)
     typer.echo(text, nl=False)
     if out is not None:
@@ -678,6 +693,14 @@ def exploit_command(
         "trained on that game (league.game), valued exactly on OpenSpiel's game.",
     ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
+    value: Path | None = typer.Option(
+        None, "--value", help="Value file for the exploiters' variance-reduced returns (implies --reduce)."
+    ),
+    reduce: bool = typer.Option(
+        False,
+        "--reduce/--no-reduce",
+        help="Also estimate each exploiter's return with variance reduction (AIVAT; the shipped value file).",
+    ),
 ) -> None:
     """A best response to the frozen AGENT, trained by the league on the batch engine: its win
     rate and expected return against AGENT, a lower bound on AGENT's exploitability (exploit.json)."""
@@ -700,6 +723,12 @@ def exploit_command(
 
     if out is not None:
         _check_output_dir(out, "--out")
+    if value is not None or reduce:
+        from tacocat.game.presets import preset_config
+
+        value_file = _value_file(value, reduce, preset_config(preset or "default"))
+    else:
+        value_file = None
     plan = plan_exploit(
         agent,
         steps=steps,
@@ -711,6 +740,7 @@ def exploit_command(
         out=out,
         workers=workers,
         resume=resume,
+        value_file=value_file,
     )
     report = run_exploit(plan, progress=progress)
     typer.echo(format_table(report))

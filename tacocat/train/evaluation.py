@@ -172,10 +172,16 @@ def evaluation_score(rows: list[dict[str, Any]], exact: dict[str, Any] | None) -
 
 
 def evaluate_run(
-    run_dir: Path, config: ExperimentConfig, progress: bool = True, learner: str | None = None
+    run_dir: Path,
+    config: ExperimentConfig,
+    progress: bool = True,
+    learner: str | None = None,
+    value_file: str | None = None,
 ) -> list[dict[str, Any]]:
     """Duplicate matches of the run's final policy (`tacocat.train.policy.run_policy`; or of the agent spec
-    `learner`) against every `eval.final` opponent.
+    `learner`) against every `eval.final` opponent: the win rate and the mean return per game,
+    each with its paired interval over deal pairs, and with `value_file` the variance-reduced
+    (AIVAT) return beside the plain one.
 
     Writes final_eval.json and final_eval.md into the run directory and returns the rows.
     """
@@ -193,7 +199,16 @@ def evaluate_run(
             workers=config.eval.workers,
             config=config.rules_config,
             progress=progress,
+            value_file=value_file,
         )
+        reduced = {}
+        if result.reduced_ci is not None:
+            reduced = {
+                "reduced_return": result.reduced_return_a,
+                "reduced_low": result.reduced_ci[0],
+                "reduced_high": result.reduced_ci[1],
+                "variance_ratio": result.variance_ratio(),
+            }
         rows.append(
             {
                 "opponent": opponent.agent,
@@ -205,6 +220,10 @@ def evaluate_run(
                 "ci_method": "paired over deal pairs (primary)",
                 "wilson_low": result.wilson_low,
                 "wilson_high": result.wilson_high,
+                "mean_return": result.mean_return_a,
+                "return_low": result.return_ci[0],
+                "return_high": result.return_ci[1],
+                **reduced,
                 "draws": result.draws,
                 "games_per_s": result.games_per_s,
                 "ruleset_hash": result.ruleset_hash,
@@ -215,31 +234,47 @@ def evaluate_run(
     return rows
 
 
+def _return_cells(r: dict[str, Any]) -> list[str]:
+    """The mean return with its paired interval, and the reduced one where it was estimated."""
+    plain = f"{r['mean_return']:+.3f} [{r['return_low']:+.3f}, {r['return_high']:+.3f}]" if "mean_return" in r else "–"
+    if "reduced_return" not in r:
+        return [plain, "–"]
+    return [plain, f"{r['reduced_return']:+.3f} [{r['reduced_low']:+.3f}, {r['reduced_high']:+.3f}]"]
+
+
 def markdown_table(rows: list[dict[str, Any]]) -> str:
     lines = [
-        "| opponent | deal pairs | win rate | 95% paired CI | 95% Wilson CI | beats it? |",
-        "|---|---|---|---|---|---|",
+        "| opponent | deal pairs | win rate | 95% paired CI | 95% Wilson CI | beats it? | mean return [95% paired] "
+        "| reduced (AIVAT) return [95% paired] |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         verdict = beats(r["ci_low"], r["ci_high"])
         lines.append(
             f"| {r['opponent']} | {r['deal_pairs']} | {r['win_rate']:.3f} | "
-            f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] | [{r['wilson_low']:.3f}, {r['wilson_high']:.3f}] | {verdict} |"
+            f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] | [{r['wilson_low']:.3f}, {r['wilson_high']:.3f}] | {verdict} | "
+            + " | ".join(_return_cells(r))
+            + " |"
         )
     return "\n".join(lines) + "\n"
 
 
 def print_table(rows: list[dict[str, Any]], title: str) -> None:
     table = Table(title=title)
-    for column in ("opponent", "deal pairs", "win rate", "95% paired CI", "beats it?"):
+    columns = ["opponent", "deal pairs", "win rate", "95% paired CI", "beats it?", "mean return [95% paired]"]
+    reduced = any("reduced_return" in r for r in rows)
+    for column in columns + (["reduced (AIVAT) return"] if reduced else []):
         table.add_column(column)
     for r in rows:
         verdict = beats(r["ci_low"], r["ci_high"])
+        plain, smaller = _return_cells(r)
         table.add_row(
             r["opponent"],
             str(r["deal_pairs"]),
             f"{r['win_rate']:.3f}",
             f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]",
             verdict,
+            plain,
+            *([smaller] if reduced else []),
         )
     Console().print(table)
