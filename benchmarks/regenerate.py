@@ -515,15 +515,14 @@ def run_exploitability(size: dict[str, int], workers: int) -> dict[str, Any]:
     """benchmarks/exploitability.py's exact NashConv on every preset and the approximate best
     responses on the full game (its validation against exact best responses is
     `python -m benchmarks.exploitability validate`, with its own results file)."""
-    import tempfile
-
     from benchmarks import exploitability as ex
 
-    out = Path(tempfile.mkdtemp(prefix="regenerate_exploitability_"))
-    # the exploiters' runs (hours) stay in runs/: the same command resumes an interrupted table
-    full_runs = ROOT / "runs" / "regenerate" / f"exploitability_{size['full_steps']}_{size['full_deal_pairs']}"
+    # the training runs (the presets' policies, the exploiters: hours) stay in runs/regenerate/,
+    # so the same command resumes an interrupted section, reusing every finished run
+    runs = ROOT / "runs" / "regenerate"
+    full_runs = runs / f"exploitability_{size['full_steps']}_{size['full_deal_pairs']}"
     return {
-        "exact": ex.exact_table(EXACT_PRESETS, out=out / "exact"),
+        "exact": ex.exact_table(EXACT_PRESETS, out=runs / "exploitability_exact"),
         "full": ex.full_game(
             FULL_GAME_AGENTS,
             size["full_steps"],
