@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import json
 import statistics
 import tempfile
@@ -353,11 +354,12 @@ def summary(results: dict[str, Any]) -> str:
 def plot(results: dict[str, Any], path: Path) -> None:
     """Sampling NashConv (solid), greedy NashConv (dotted) and on poker the average policy's
     (dashed) against env steps and seconds, CFR+ in black on the time axis."""
+    import matplotlib
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(10, 4))
     by_steps, by_time = fig.subplots(1, 2)
-    palette = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive")
+    palette = itertools.cycle(matplotlib.colormaps["tab10"].colors)
     colours = dict(zip(dict.fromkeys(r["method"] for r in results["runs"]), palette, strict=False))
     for r in results["runs"]:
         label = r["method"] if r["seed"] == results["runs"][0]["seed"] else None
@@ -400,7 +402,11 @@ def main() -> None:
     parser.add_argument("--cfr-seconds", type=float, default=60.0, help="CFR+ solving time on the same tree")
     parser.add_argument("--target", type=float, default=0.05, help="share of the uniform policy's NashConv")
     parser.add_argument("--target-nash-conv", type=float, help="instead: the target NashConv itself")
-    parser.add_argument("--write", action="store_true", help="write docs/results/equilibrium_<game>.json and the plot")
+    parser.add_argument(
+        "--write",
+        action="store_true",
+        help="write docs/results/equilibrium_<game>.json and the plot (with --from-json: the plot)",
+    )
     parser.add_argument(
         "--add",
         action="store_true",
@@ -459,11 +465,12 @@ def main() -> None:
             results, info = added(Path(str(RESULTS).format(preset=results["preset"])), results, info)
     print(render(results))
     print(f"\n{info.get('command', '')} at {info.get('commit', '?')}, load {info.get('load_average', '?')}")
-    if args.write and not args.from_json:
+    if args.write:  # with --from-json: the plot only, redrawn from the written results
         path, image = (Path(str(p).format(preset=results["preset"])) for p in (RESULTS, PLOT))
-        path.write_text(json.dumps({"stamp": info, "results": results}, indent=1) + "\n")
+        if not args.from_json:
+            path.write_text(json.dumps({"stamp": info, "results": results}, indent=1) + "\n")
         plot(results, image)
-        print(f"wrote {path.relative_to(ROOT)} and {image.relative_to(ROOT)}")
+        print(f"wrote {'' if args.from_json else f'{path.relative_to(ROOT)} and '}{image.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

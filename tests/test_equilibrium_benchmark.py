@@ -66,6 +66,10 @@ def test_the_table_says_where_each_run_reached_the_target(tmp_path: Path) -> Non
     assert table.endswith("| – |")  # no average policy recorded
     equilibrium.plot(results, tmp_path / "curve.png")
     assert (tmp_path / "curve.png").read_bytes()[:4] == b"\x89PNG"
+    # more methods than a palette has colours
+    many = [{"method": f"m{i}", "seed": 0, "curve": curve(0.5, 0.1)} for i in range(12)]
+    equilibrium.plot({**results, "runs": many}, tmp_path / "many.png")
+    assert (tmp_path / "many.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_added_runs_keep_the_other_methods_and_replace_their_own(tmp_path: Path) -> None:
