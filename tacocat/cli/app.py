@@ -101,6 +101,13 @@ def _root(
 
 
 RulesOption = typer.Option(None, "--rules", help="Rules config YAML (default: RULES_REFERENCE defaults).")
+#: the variance-reduced return (`_value_file`), in every command that plays matches against a fixed opponent
+ValueOption = typer.Option(None, "--value", help="Value file for the variance-reduced return (implies --reduce).")
+ReduceOption = typer.Option(
+    False,
+    "--reduce/--no-reduce",
+    help="Also report the variance-reduced (AIVAT) return beside the plain one (the shipped value file).",
+)
 
 
 def _console() -> Console:
@@ -283,12 +290,8 @@ def match_command(
     save_games: Path | None = typer.Option(None, "--save-games", help="Save every game as JSON lines here."),
     rules: Path | None = RulesOption,
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
-    value: Path | None = typer.Option(
-        None, "--value", help="Value file for the variance-reduced return (implies --reduce)."
-    ),
-    reduce: bool = typer.Option(
-        False, "--reduce/--no-reduce", help="Also report the variance-reduced (AIVAT) return (shipped value file)."
-    ),
+    value: Path | None = ValueOption,
+    reduce: bool = ReduceOption,
 ) -> None:
     """Play a duplicate match between two agents and print the result."""
     from tacocat.evaluation.game_files import game_to_dict
@@ -589,12 +592,8 @@ def evaluate_command(
         None, "--workers", "-w", min=1, max=MAX_WORKERS, help="Worker processes (default: the run's eval.workers)."
     ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
-    value: Path | None = typer.Option(
-        None, "--value", help="Value file for the variance-reduced returns (implies --reduce)."
-    ),
-    reduce: bool = typer.Option(
-        False, "--reduce/--no-reduce", help="Also report the variance-reduced (AIVAT) returns (shipped value file)."
-    ),
+    value: Path | None = ValueOption,
+    reduce: bool = ReduceOption,
 ) -> None:
     """Evaluate a finished run's final policy against its config's eval.final (the ladder), as
     `tacocat train --evaluate` does; writes final_eval.json and final_eval.md into the run."""
@@ -622,12 +621,8 @@ def compare_command(
     workers: int = typer.Option(1, "--workers", "-w", min=1, max=MAX_WORKERS, help="Worker processes."),
     out: Path | None = typer.Option(None, "--out", help="Folder for compare.json and compare.md."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
-    value: Path | None = typer.Option(
-        None, "--value", help="Value file for the variance-reduced returns (implies --reduce)."
-    ),
-    reduce: bool = typer.Option(
-        False, "--reduce/--no-reduce", help="Also compare the variance-reduced (AIVAT) returns (shipped value file)."
-    ),
+    value: Path | None = ValueOption,
+    reduce: bool = ReduceOption,
 ) -> None:
     """Two runs' final policies against one opponent on the same deals: their win rates and
     mean returns, and the paired intervals of the differences (over deal pairs)."""
@@ -693,14 +688,8 @@ def exploit_command(
         "trained on that game (league.game), valued exactly on OpenSpiel's game.",
     ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
-    value: Path | None = typer.Option(
-        None, "--value", help="Value file for the exploiters' variance-reduced returns (implies --reduce)."
-    ),
-    reduce: bool = typer.Option(
-        False,
-        "--reduce/--no-reduce",
-        help="Also estimate each exploiter's return with variance reduction (AIVAT; the shipped value file).",
-    ),
+    value: Path | None = ValueOption,
+    reduce: bool = ReduceOption,
 ) -> None:
     """A best response to the frozen AGENT, trained by the league on the batch engine: its win
     rate and expected return against AGENT, a lower bound on AGENT's exploitability (exploit.json)."""
