@@ -1,6 +1,6 @@
 """The JAX form of every fixed league opponent (`make_opponent`): the heuristic ports, `random`
 and the agents that play a `tacocat-mlp-v1` policy file (`league:path=`, `rllib:path=`,
-`champion`; tacocat/agents/mlp_agent.py).
+`champion`; tacocat/agents/mlp_agent.py), and `mix`es of these.
 
 An opponent is a `heuristics.Policy`: `policy(observation, legal_action_mask, key,
 opponent_floor) -> action` for ONE position (vmapped over the rows of its block). A policy
@@ -23,6 +23,7 @@ from pathlib import Path
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from tacocat.agents.heuristic_jax import Policy, make_heuristic
 from tacocat.agents.jax_ports import POLICY_FILE_AGENTS, PORTED, check_ported
@@ -39,6 +40,8 @@ def make_opponent(spec: str, rules: RulesConfig) -> Policy:
     """The JAX form of the opponent `spec` under `rules` (NotPortedError for a spec with none,
     or a policy file trained for other rules)."""
     name, agent = check_ported(spec, rules)
+    if name == "mix":
+        return mix_policy([make_opponent(c, rules) for c in agent.component_specs], agent.weights)  # type: ignore[attr-defined]  # MixAgent
     if name in PORTED:
         return make_heuristic(spec, rules)
     if name == "random":
@@ -51,6 +54,23 @@ def random_policy(
 ) -> jax.Array:
     """`random`: uniform over the legal actions."""
     return jax.random.categorical(key, jnp.where(legal_action_mask, 0.0, MASKED_LOGIT)).astype(jnp.int32)
+
+
+def mix_policy(policies: list[Policy], weights: np.ndarray) -> Policy:
+    """`mix`: draw one of `policies` by `weights`, then play its action. Every policy is run
+    (each with its own key), and the drawn one's action kept."""
+    log_weights = jnp.log(jnp.asarray(weights, jnp.float32))
+
+    def policy(
+        observation: jax.Array, legal_action_mask: jax.Array, key: jax.Array, opponent_floor: jax.Array
+    ) -> jax.Array:
+        draw_key, *keys = jax.random.split(key, len(policies) + 1)
+        actions = jnp.stack(
+            [p(observation, legal_action_mask, k, opponent_floor) for p, k in zip(policies, keys, strict=True)]
+        )
+        return actions[jax.random.categorical(draw_key, log_weights)]
+
+    return policy
 
 
 def file_logits(layers: Layers, activation: str) -> Callable[[jax.Array], jax.Array]:
@@ -90,6 +110,9 @@ def opponent_digest(spec: str) -> str:
     (its weights are constants of the compiled code; the same path may hold another file by
     the next run in this process). Empty for the other opponents."""
     name, _ = parse_spec(spec)
+    if name == "mix":
+        _, mix = check_ported(spec)
+        return "+".join(opponent_digest(c) for c in mix.component_specs)  # type: ignore[attr-defined]  # MixAgent
     if name not in POLICY_FILE_AGENTS:
         return ""
     _, agent = check_ported(spec)

@@ -36,8 +36,8 @@ _PORTED_PARAMS = {
 #: the file's network (tacocat/agents/jax_forms.py)
 POLICY_FILE_AGENTS = ("league", "rllib", "champion")
 #: every agent with a JAX form: what the league can play and `tacocat exploit` can exploit
-JAX_AGENTS = (*PORTED, "random", *POLICY_FILE_AGENTS)
-_JAX_FORMS = "highcard, planner, counter, random, league:path=..., rllib:path=... and champion"
+JAX_AGENTS = (*PORTED, "random", *POLICY_FILE_AGENTS, "mix")
+_JAX_FORMS = "highcard, planner, counter, random, league:path=..., rllib:path=..., champion and a mix of these"
 
 
 class NotPortedError(ValueError):
@@ -49,6 +49,14 @@ def check_ported(spec: str, rules: RulesConfig | None = None) -> tuple[str, Agen
     NotPortedError else. The agent carries the parameters, defaults included. Given `rules`,
     a policy file must have been trained for them (`check_policy_rules`)."""
     name, params = parse_spec(spec)
+    if name == "mix":  # its JAX form is its agents' (tacocat/agents/mix.py)
+        try:
+            mix = make_agent(spec)
+        except ValueError as error:
+            raise NotPortedError(str(error)) from None
+        for component in mix.component_specs:  # type: ignore[attr-defined]  # MixAgent
+            check_ported(component, rules)
+        return name, mix
     if name not in JAX_AGENTS:
         raise NotPortedError(
             f"agent {name!r} has no JAX port; the league's opponents (and what tacocat exploit "

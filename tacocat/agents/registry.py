@@ -44,6 +44,7 @@ BUILTIN_AGENTS = {
     "league": "tacocat.agents.mlp_agent:LeaguePolicyAgent",
     "champion": "tacocat.agents.mlp_agent:ChampionAgent",
     "ismcts": "tacocat.agents.ismcts:ISMCTSAgent",
+    "mix": "tacocat.agents.mix:MixAgent",
 }
 
 

@@ -23,6 +23,8 @@ not depend on which history represents an information state.
   `seed` (draw 0 is what `tacocat.analysis.agent_tables.tabular_policy` has always played); sampling
   mode: the empirical distribution of the moves of draws `seed * samples` .. `seed * samples +
   samples - 1`. `random` is exactly uniform in both modes.
+* `mix` (a behavioural mixture, `tacocat.agents.mix`): the weighted average of its agents'
+  tables, each made as above in the mode asked for.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tacocat.agents.base import Agent, AgentInput
+from tacocat.agents.mix import MixAgent
 from tacocat.agents.mlp_agent import MLPPolicyAgent
 from tacocat.agents.policy_file import PolicyFileError, policy_logits
 from tacocat.agents.random_agent import RandomAgent
@@ -65,6 +68,9 @@ def prepare_agent(spec: str | Agent, rules: RulesConfig) -> Agent:
     ruleset hash or its observation size) is refused with one line naming both rulesets.
     Unknown agents and bad parameters raise `tacocat.agents.registry.AgentSpecError` (a ValueError)."""
     agent = make_agent(spec) if isinstance(spec, str) else spec
+    if isinstance(agent, MixAgent):
+        for component in agent.components:
+            prepare_agent(component, rules)
     if isinstance(agent, NETWORK_AGENTS):
         ruleset = compile_rules(rules)
         agent.check_ruleset(ruleset.hash)  # one line: "<file> was trained for ruleset A, this game uses B"
@@ -98,7 +104,13 @@ def agent_policy(
     agent = prepare_agent(spec, tree.rules)
     rows = np.flatnonzero(np.isin(tree.infoset_player, list(players)))
     policy = tree.uniform_policy()  # random's rows, and those of the players left out
-    if isinstance(agent, NETWORK_AGENTS):
+    if isinstance(agent, MixAgent):  # its policy is its agents' weighted average, exactly
+        tables = [
+            agent_policy(tree, c, sampling=sampling, samples=samples, seed=seed, players=players, progress=progress)
+            for c in agent.components
+        ]
+        policy[rows] = sum(w * table[rows] for w, table in zip(agent.weights, tables, strict=True))
+    elif isinstance(agent, NETWORK_AGENTS):
         policy[rows] = _network_rows(tree, agent, rows, sampling or not agent.deterministic, progress)
     elif not isinstance(agent, RandomAgent):
         draws = range(seed * samples, (seed + 1) * samples) if sampling else range(seed, seed + 1)
