@@ -22,9 +22,17 @@ from optuna.trial import TrialState
 from typer.testing import CliRunner
 
 from tacocat.cli.app import app
+from tacocat.evaluation.variance import MODELS
 from tacocat.train.compare import compare_runs
 from tacocat.train.config import load_experiment
-from tacocat.train.tune.config import PER_TRIAL_FIELDS, HyperbandPrunerConfig, MedianPrunerConfig, TuneConfig, load_tune
+from tacocat.train.tune.config import (
+    MEASURES,
+    PER_TRIAL_FIELDS,
+    HyperbandPrunerConfig,
+    MedianPrunerConfig,
+    TuneConfig,
+    load_tune,
+)
 from tacocat.train.tune.study import Objective, make_pruner, open_study, run_study
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -305,6 +313,88 @@ def test_pruner_is_configurable():
     assert hyperband._min_resource == 256 and hyperband._reduction_factor == 2
 
 
+@pytest.mark.parametrize(
+    "objective, trial, space, words",
+    [
+        (
+            {"measure": "reduced_return", "value_file": "missing.npz"},
+            TINY_TRIAL,
+            SPACE,
+            "objective.value_file: value file {tmp}/missing.npz does not exist",
+        ),
+        (
+            {"measure": "reduced_return", "value_file": str(MODELS / "value_trio_decided.npz")},
+            TINY_TRIAL,
+            SPACE,
+            "objective.value_file: {models}/value_trio_decided.npz was trained for ruleset",
+        ),
+        (
+            {"measure": "reduced_return"},
+            {**TINY_TRIAL, "rules.max_rounds": 30},
+            SPACE,
+            "objective.measure reduced_return: no shipped value file for ruleset",
+        ),
+        (
+            {"measure": "reduced_return"},
+            TINY_TRIAL,
+            {"rules.max_rounds": {"type": "int", "low": 30, "high": 60}},
+            "search_space.rules.max_rounds: objective.measure reduced_return reads one value file",
+        ),
+        (
+            {"measure": "return", "value_file": str(MODELS / "value_default.npz")},
+            TINY_TRIAL,
+            SPACE,
+            "value_file is read by measure reduced_return only, the measure is return",
+        ),
+        ({"measure": "aivat"}, TINY_TRIAL, SPACE, "objective.measure"),
+    ],
+    ids=["missing", "other-rules", "no-shipped-file", "searched-rules", "not-reduced", "unknown"],
+)
+def test_an_objective_that_cannot_be_measured_is_one_clear_error_and_nothing_is_written(
+    tmp_path, objective, trial, space, words
+):
+    tune_file = write_tune(tmp_path, objective={"deal_pairs": 3, **objective}, trial=trial, search_space=space)
+    with pytest.raises(ValueError) as err:
+        load_tune(tune_file)
+    assert words.format(tmp=tmp_path, models=MODELS) in str(err.value) and "\n" not in str(err.value), err.value
+    assert str(err.value).startswith(str(tune_file))
+    assert _one_line_error(["--config", str(tune_file), "--trials", "1"]) == f"error: {err.value}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tune.yaml"]  # no study folder, no database
+
+
+def test_the_value_file_is_found_next_to_the_tune_file_or_shipped(tmp_path):
+    assert load_tune(write_tune(tmp_path)).value_file() is None  # the win rate reads none
+    shipped = load_tune(write_tune(tmp_path, objective={"measure": "reduced_return"}))
+    assert shipped.value_file() == str(MODELS / "value_default.npz")
+    (tmp_path / "values").mkdir()
+    (tmp_path / "values" / "mine.npz").write_bytes((MODELS / "value_default.npz").read_bytes())
+    given = load_tune(write_tune(tmp_path, objective={"measure": "reduced_return", "value_file": "values/mine.npz"}))
+    assert given.value_file() == str(tmp_path / "values" / "mine.npz")
+
+
+def test_a_study_keeps_the_measure_its_trials_were_scored_by(tmp_path):
+    setup = load_tune(write_tune(tmp_path, search_space={"algo.learning_rate": SPACE["algo.learning_rate"]}))
+    study = open_study(setup)
+    study.add_trial(  # a trial of a study from before the measure was recorded: a win rate
+        optuna.create_trial(
+            params={"algo.learning_rate": 3e-4},
+            distributions={"algo.learning_rate": FloatDistribution(1e-4, 1e-3, log=True)},
+            value=0.5,
+        )
+    )
+    open_study(setup)  # the same measure: resumes
+    returns = load_tune(write_tune(tmp_path, "return.yaml", objective={"measure": "return"}))
+    with pytest.raises(
+        ValueError,
+        match=r"study 'tiny' in sqlite:///.* has trials scored by objective.measure "
+        r"win_rate, not return: give the study another name \(--study\)",
+    ):
+        open_study(returns)
+    assert "has trials scored by" in _one_line_error(["--config", str(tmp_path / "return.yaml"), "--trials", "1"])
+    renamed = open_study(load_tune(tmp_path / "return.yaml", study="returns"))
+    assert renamed.trials == []
+
+
 # ---------------------------------------------------------------------------------------
 # studies
 # ---------------------------------------------------------------------------------------
@@ -392,6 +482,32 @@ def test_the_first_trial_tries_the_base_values_and_the_summary_says_so(tmp_path)
     study = run_study(setup, trials=1, progress=False)
     assert study.trials[0].params == setup.base_values()
     assert "(trial 0)" in (tmp_path / "study" / "summary.md").read_text()
+
+
+#: tacocat.game.presets' trio_decided: one round, so every game is truncated and every win rate is 0.5
+TRIO_DECIDED = {"deck": {1: 2, 2: 4, 3: 6}, "board": [3, 3, 3], "max_rounds": 1, "round_reward": 1.0}
+
+
+@pytest.mark.parametrize("measure", ["return", "reduced_return"])
+def test_the_objective_is_the_mean_of_the_chosen_measure_over_the_opponents(tmp_path, measure):
+    trial = {**TINY_TRIAL, "total_timesteps": 256, "eval.opponents": ["random", "highcard"], "rules": TRIO_DECIDED}
+    setup = load_tune(write_tune(tmp_path, trial=trial, objective={"deal_pairs": 3, "measure": measure}))
+    study = run_study(setup, trials=1, progress=False)
+    (done,) = study.trials
+    key, label = MEASURES[measure]
+    rows = json.loads((Path(done.user_attrs["run_dir"]) / "final_eval.json").read_text())
+    assert [r["opponent"] for r in rows] == ["random", "highcard"]
+    assert done.value == pytest.approx(sum(r[key] for r in rows) / 2)
+    assert [r["win_rate"] for r in rows] == [0.5, 0.5] and done.value != pytest.approx(0.5)  # not the win rate
+    if measure == "reduced_return":  # the reduced return, not the plain one
+        assert done.value != pytest.approx(sum(r["mean_return"] for r in rows) / 2)
+    assert done.user_attrs["measure"] == measure
+    assert done.user_attrs["final_eval"] == {r["opponent"]: {"win_rate": r["win_rate"], key: r[key]} for r in rows}
+    out = tmp_path / "study"
+    summary = (out / "summary.md").read_text()
+    assert f"- objective: {label} of the final model" in summary and "win rate of the final" not in summary
+    assert (f"value file `{MODELS / 'value_trio_decided.npz'}`" in summary) == (measure == "reduced_return")
+    assert f"(objective {done.value:.4f}, the {label}, at the trial budget" in (out / "best_config.yaml").read_text()
 
 
 @pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")  # retried_trial_number

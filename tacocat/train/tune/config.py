@@ -90,9 +90,45 @@ def _check_range(low: float, high: float, log: bool) -> None:
 Param = Annotated[FloatParam | IntParam | CategoricalParam, Field(discriminator="type")]
 
 
+Measure = Literal["win_rate", "return", "reduced_return"]
+#: each objective measure: the key of its figure in a final-evaluation row
+#: (`tacocat.train.evaluation.evaluate_run`) and its name in the study's report
+MEASURES: dict[Measure, tuple[str, str]] = {
+    "win_rate": ("win_rate", "mean duplicate win rate"),
+    "return": ("mean_return", "mean duplicate return per game"),
+    "reduced_return": ("reduced_return", "mean variance-reduced (AIVAT) duplicate return per game"),
+}
+
+
 class ObjectiveConfig(_Strict):
     deal_pairs: int = Field(default=200, gt=0, description="duplicate deal pairs per opponent after training")
     workers: int = Field(default=1, gt=0, description="worker processes of that evaluation")
+    measure: Measure = Field(
+        default="win_rate",
+        description="what is averaged over eval.opponents: the win rate, the mean return per game, or the "
+        "variance-reduced (AIVAT) return per game",
+    )
+    value_file: str | None = Field(
+        default=None,
+        min_length=1,
+        description="value file of reduced_return, relative to the tune file (default: the shipped one for the rules)",
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> ObjectiveConfig:
+        if self.value_file is not None and self.measure != "reduced_return":
+            raise ValueError(f"value_file is read by measure reduced_return only, the measure is {self.measure}")
+        return self
+
+    @property
+    def row_key(self) -> str:
+        """The key of the measure's figure in a final-evaluation row."""
+        return MEASURES[self.measure][0]
+
+    @property
+    def label(self) -> str:
+        """The measure in words (the summary, the history plot, best_config.yaml)."""
+        return MEASURES[self.measure][1]
 
 
 class SamplerConfig(_Strict):
@@ -203,7 +239,8 @@ class TuneSetup:
     def check(self) -> None:
         """Refuse the fields every trial sets (`PER_TRIAL_FIELDS`), then try every range end and
         every choice of the search space against the experiment config (defaults elsewhere), so
-        that a bad field fails here with its name."""
+        that a bad field fails here with its name; then find the objective's value file
+        (`value_file`), which must fit the trials' rules (not searched with reduced_return)."""
         for where, keys in (("trial", self.tune.trial), ("search_space", self.tune.search_space)):
             for key in keys:
                 field = per_trial_field(key)
@@ -227,6 +264,39 @@ class TuneSetup:
                         f"{self.source}: search_space.{key}: {value!r} is not a valid value "
                         f"of the experiment field ({err})"
                     ) from None
+        searched_rules = [key for key in self.tune.search_space if key == "rules" or key.startswith("rules.")]
+        if searched_rules and self.tune.objective.measure == "reduced_return":
+            raise ValueError(
+                f"{self.source}: search_space.{searched_rules[0]}: objective.measure reduced_return reads one "
+                "value file, which fits one ruleset, so the rules cannot vary between trials"
+            )
+        self.value_file()
+
+    def value_file(self) -> str | None:
+        """The value file of the objective's reduced return, None for another measure:
+        `objective.value_file` (relative to the tune file) or the shipped one for the trials'
+        rules. ValueError, one line, where there is none or it does not fit the rules."""
+        from tacocat.evaluation.variance import ValueFileError, load_value_net, shipped_value_file
+
+        objective = self.tune.objective
+        if objective.measure != "reduced_return":
+            return None
+        rules = self.experiment({}).rules_config
+        if objective.value_file is None:
+            shipped = shipped_value_file(rules)
+            if shipped is None:
+                raise ValueError(
+                    f"{self.source}: objective.measure reduced_return: no shipped value file for ruleset "
+                    f"{rules.ruleset_hash()}; train one (python -m tacocat.train.value_net) "
+                    "and give objective.value_file"
+                )
+            return str(shipped)
+        path = Path(self.source).parent / objective.value_file
+        try:
+            load_value_net(path, rules)
+        except ValueFileError as err:
+            raise ValueError(f"{self.source}: objective.value_file: {err}") from None
+        return str(path)
 
 
 def per_trial_field(key: str) -> str | None:

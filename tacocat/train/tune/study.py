@@ -7,9 +7,11 @@ Each trial is one run of the run loop (`tacocat.train.loop.train`: its own run d
 with config, seed, versions and ruleset hash) at the budget the tune file sets, then a
 duplicate-format evaluation of its final policy against the run's `eval.opponents`
 (`objective.deal_pairs` deal pairs each, the same deals for every trial); the objective is the mean
-win rate. The training-time evaluations are reported
-as intermediate values (step = timesteps) so the pruner (median or Hyperband) can stop a poor
-trial early. The sampler is TPE.
+over them of `objective.measure`: the win rate, the mean return per game, or the variance-reduced
+(AIVAT) return per game. The training-time evaluations' mean win rates (whatever the measure:
+they play no other) are reported as intermediate values (step = timesteps) so the pruner (median
+or Hyperband) can stop a poor trial early. The sampler is TPE. A study keeps one measure: its
+complete trials record theirs, and a tune file with another is refused.
 
 The study lives in an Optuna RDBStorage: an SQLite file in the study directory by default, or
 any SQLAlchemy URL (PostgreSQL, MySQL) shared by workers on several machines. Running trials
@@ -98,7 +100,7 @@ def open_study(setup: TuneSetup, worker: int = 0) -> optuna.Study:
                     grace_period=tune.heartbeat.grace_period,
                     heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(max_retry=tune.heartbeat.max_retry),
                 )
-            return optuna.create_study(
+            study = optuna.create_study(
                 study_name=tune.study,
                 storage=storage,
                 sampler=sampler,
@@ -109,6 +111,26 @@ def open_study(setup: TuneSetup, worker: int = 0) -> optuna.Study:
         except (sqlalchemy.exc.SQLAlchemyError, ImportError, ValueError, RuntimeError) as err:
             # RuntimeError: Optuna's "table schema is not compatible" for a database of another version
             raise ValueError(f"storage {redact(url)}: {str(err).splitlines()[0]}") from None
+    check_measure(study, setup)
+    return study
+
+
+def check_measure(study: optuna.Study, setup: TuneSetup) -> None:
+    """ValueError, one line, if a complete trial of the study was scored by another measure than
+    the tune file's (a trial from before measures were recorded scored the win rate)."""
+    measure = setup.tune.objective.measure
+    others = sorted(
+        {
+            t.user_attrs.get("measure", "win_rate")
+            for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        }
+        - {measure}
+    )
+    if others:
+        raise ValueError(
+            f"study {setup.tune.study!r} in {redact(setup.tune.storage_url)} has trials scored by "
+            f"objective.measure {', '.join(others)}, not {measure}: give the study another name (--study)"
+        )
 
 
 def sqlite_database(url: str) -> Path | None:
@@ -190,6 +212,7 @@ class Objective:
 
     def __init__(self, setup: TuneSetup) -> None:
         self.setup = setup
+        self.value_file = setup.value_file()
 
     def trial_config(self, number: int, params: dict[str, Any]) -> ExperimentConfig:
         """The trial's experiment: named after the trial, in the study's trials/ folder, its
@@ -228,9 +251,14 @@ class Objective:
         trial.set_user_attr("run_dir", str(run.run_dir))
         if pruned_at:
             raise optuna.TrialPruned(f"pruned at {pruned_at[0]} timesteps")
-        rows = evaluate_run(run.run_dir, config, progress=False, learner=run.spec)
-        trial.set_user_attr("final_eval", {r["opponent"]: r["win_rate"] for r in rows})
-        return float(np.mean([r["win_rate"] for r in rows]))
+        rows = evaluate_run(run.run_dir, config, progress=False, learner=run.spec, value_file=self.value_file)
+        objective = self.setup.tune.objective
+        trial.set_user_attr("measure", objective.measure)
+        trial.set_user_attr(
+            "final_eval",
+            {r["opponent"]: {"win_rate": r["win_rate"], objective.row_key: r[objective.row_key]} for r in rows},
+        )
+        return float(np.mean([r[objective.row_key] for r in rows]))
 
 
 # ---------------------------------------------------------------------------------------
@@ -297,7 +325,8 @@ def best_config_yaml(study: optuna.Study, setup: TuneSetup) -> str:
     header = (
         f"# Tuned by `tacocat tune` ({setup.source}): study {setup.tune.study!r}, best of "
         f"{finished_trials(study)} finished trials = trial {best.number}\n"
-        f"# (objective {best.value:.4f} at the trial budget: {json.dumps(setup.tune.trial)}).\n"
+        f"# (objective {best.value:.4f}, the {setup.tune.objective.label}, at the trial budget: "
+        f"{json.dumps(setup.tune.trial)}).\n"
         f"# Everything else is {setup.tune.base_config} at its own budget.\n"
     )
     return header + config.to_yaml()
@@ -312,19 +341,20 @@ def write_report(study: optuna.Study, setup: TuneSetup) -> None:
     notes = []
     if complete:
         (out / "best_config.yaml").write_text(best_config_yaml(study, setup))
-        notes += plot_history(study, out / "optimization_history.png")
+        notes += plot_history(study, out / "optimization_history.png", setup.tune.objective.label)
         notes += plot_importances(study, out / "param_importances.png")
     (out / "summary.md").write_text(summary_markdown(study, setup, notes))
 
 
-def plot_history(study: optuna.Study, path: Path) -> list[str]:
+def plot_history(study: optuna.Study, path: Path, label: str) -> list[str]:
+    """Optuna's history of the complete trials' objectives; `label` names the measure."""
     import matplotlib
 
     matplotlib.use("Agg")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         ax = optuna.visualization.matplotlib.plot_optimization_history(study)
-    ax.set_ylabel("objective: mean duplicate win rate")
+    ax.set_ylabel(f"objective: {label}")
     _save_figure(ax, path)
     return []
 
@@ -364,15 +394,17 @@ def summary_markdown(study: optuna.Study, setup: TuneSetup, notes: list[str]) ->
     counts = Counter(t.state.name for t in trials)
     experiment = setup.experiment({})
     meta = run_metadata(experiment)
+    value_file = setup.value_file()
+    reduced_with = f", value file `{value_file}`" if value_file else ""
     lines = [
         f"# Study `{tune.study}`",
         "",
         f"- tune file: `{setup.source}`; base experiment: `{tune.base_config}`",
         f"- storage: `{redact(tune.storage_url)}`",
         f"- trial budget (overrides of every trial): `{json.dumps(tune.trial)}`",
-        f"- objective: mean duplicate win rate of the final model against {experiment.eval.opponents}, "
+        f"- objective: {tune.objective.label} of the final model against {experiment.eval.opponents}, "
         f"{tune.objective.deal_pairs} deal pairs each (deal seed {experiment.eval.seed + 1}, the same deals "
-        f"for every trial); training seed {experiment.seed} in every trial",
+        f"for every trial){reduced_with}; training seed {experiment.seed} in every trial",
         f"- sampler: TPE (seed {tune.sampler.seed}, {tune.sampler.n_startup_trials} random start-up trials); "
         f"pruner: {tune.pruner.kind}",
         "- trials: " + ", ".join(f"{n} {s.lower()}" for s, n in sorted(counts.items())),
@@ -400,7 +432,7 @@ def summary_markdown(study: optuna.Study, setup: TuneSetup, notes: list[str]) ->
     keys = list(tune.search_space)
     lines += [
         "Value: the objective of a complete trial; of a pruned one, its last training-time evaluation "
-        "(at `last step` timesteps, on fewer deal pairs).",
+        "(the mean win rate at `last step` timesteps, on fewer deal pairs).",
         "",
         "| trial | state | value | last step | " + " | ".join(keys) + " | run directory |",
         "|" + "---|" * (len(keys) + 5),
