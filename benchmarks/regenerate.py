@@ -10,7 +10,11 @@ flag, versions, ruleset hash, machine, load average, command, sizes) and `<secti
 table rendered from the JSON). The docs (`docs/BENCHMARKS.md`) carry each table between
 `<!-- BEGIN RESULTS: <section> -->` and `<!-- END RESULTS: <section> -->`; `--write-docs`
 (the default after a run) replaces those blocks from the JSON, and `--check` (run by the tests)
-fails when a block differs from what the JSON renders to.
+fails when a block differs from what the JSON renders to. `--check` also checks the validations
+that `python -m benchmarks.exploitability validate --write` publishes, one per preset
+(`docs/results/exploit_validation.json` for trio_decided, `exploit_validation_<preset>.json`
+for another; not `exploit_validation_port.json`), against their blocks in
+docs/EXPLOITABILITY.md (`benchmarks.exploitability.stale_validations`).
 
 Sections: `ladder` (each rung against the one below), `counter` (the counter against its
 previous version and both against the planner), `belief` (the search agent's
@@ -79,7 +83,8 @@ SIZES: dict[str, Any] = {
     },
     # exact tables on the presets; on the full game, `tacocat exploit` per agent (env steps,
     # seeds, deal pairs). The validation against exact best responses has its own command and
-    # file (`python -m benchmarks.exploitability validate --write`: exploit_validation.json)
+    # files (`python -m benchmarks.exploitability validate --write`: exploit_validation.json, and
+    # exploit_validation_<preset>.json for a preset other than trio_decided)
     "exploitability": {
         "full_steps": 12_000_000,
         "full_seeds": 3,
@@ -650,6 +655,17 @@ def stale_blocks(path: Path = DOCS, results_dir: Path = RESULTS) -> list[str]:
     return stale
 
 
+def stale_pages(results_dir: Path = RESULTS) -> dict[str, list[str]]:
+    """{page: its stale blocks} of the docs pages that have one (`--check`): the results blocks
+    of every page (`stale_blocks`) and, on EXPLOITABILITY.md, the published validations of
+    `benchmarks.exploitability` (`stale_validations`: `VALIDATION <preset>` here)."""
+    from benchmarks import exploitability as ex
+
+    stale = {page.name: stale_blocks(page, results_dir) for page in PAGES}
+    stale.setdefault(ex.EXPLOITABILITY_DOC.name, []).extend(f"VALIDATION {p}" for p in ex.stale_validations())
+    return {page: sections for page, sections in stale.items() if sections}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
@@ -666,8 +682,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="only check the docs against the JSON")
     args = parser.parse_args(argv)
     if args.check:
-        stale = {page.name: stale_blocks(page, args.out) for page in PAGES}
-        stale = {page: sections for page, sections in stale.items() if sections}
+        stale = stale_pages(args.out)
         print(
             "docs match the results JSON"
             if not stale
