@@ -4,14 +4,18 @@
     python -m benchmarks.variance --pairs 40 --only champion,counter   # a quick look (--only repeats)
     python -m benchmarks.variance --exact trio_decided --pairs 2000     # the unbiasedness check
 
-For each pairing, one duplicate match with the shipped value file for the default rules
-(`tacocat/agents/models/value_default.npz`, `python -m tacocat.train.value_net`): A's mean
+For each pairing, one duplicate match with the shipped value file for the default rules and
+that pairing (`shipped_value_file`: the pairing's seated file where one is shipped, else
+`tacocat/agents/models/value_default.npz`; `python -m tacocat.train.value_net`), or `--any-pairing`:
+the file for any pairing everywhere. A's mean
 return per game with its paired 95% interval, plain and reduced, and the variance ratio (plain
 per-deal-pair variance over reduced): how many times fewer deal pairs the reduced estimate needs
 for an interval of the same width. The ratio's 95% interval is a percentile bootstrap over deal
 pairs (2,000 resamples, seed 0). `--draws K`: the decisions of agents whose probabilities are
 unknown (`counter`, `search`) get sampled terms from K draws each (`AIVAT.draws`; 0, the
-default: uncorrected), recorded in the file. Prints a stamped table and writes
+default: uncorrected), recorded in the file. `--rollouts K`: past the replace phase the round is
+played out by copies of the two agents, K rollouts per chance expectation (`AIVAT.rollouts`; 0,
+the default: the value file alone), recorded in the file. Prints a stamped table and writes
 docs/results/variance.json.
 
 `--exact PRESET`: the unbiasedness check on an enumerable preset, with the shipped value file
@@ -66,20 +70,42 @@ def ratio_interval(plain: np.ndarray, reduced: np.ndarray, boot: int = 2000, see
     return float(low), float(high)
 
 
-def run(pairings: list[tuple[str, str, int]], workers: int, seed: int, draws: int, command: str) -> dict[str, Any]:
+def run(
+    pairings: list[tuple[str, str, int]],
+    workers: int,
+    seed: int,
+    draws: int,
+    rollouts: int,
+    command: str,
+    any_pairing: bool = False,
+) -> dict[str, Any]:
     rules = make_config(None)
-    value = shipped_value_file(rules)
-    if value is None:
-        raise SystemExit("no shipped value file for the default rules (python -m tacocat.train.value_net)")
     rows = []
+    used: dict[str, dict[str, Any]] = {}
     for a, b, pairs in pairings:
+        value = shipped_value_file(rules, None if any_pairing else (a, b))
+        if value is None:
+            raise SystemExit("no shipped value file for the default rules (python -m tacocat.train.value_net)")
+        used[value.name] = {k: v for k, v in json.loads(json.dumps(_meta(value))).items() if k != "stamp"}
         start = time.perf_counter()
-        result = match(a, b, pairs, seed, workers=workers, config=rules, progress=False, value_file=value, draws=draws)
+        result = match(
+            a,
+            b,
+            pairs,
+            seed,
+            workers=workers,
+            config=rules,
+            progress=False,
+            value_file=value,
+            draws=draws,
+            rollouts=rollouts,
+        )
         plain, reduced = np.asarray(result.deal_returns), np.asarray(result.deal_reduced)
         rows.append(
             {
                 "agent_a": a,
                 "agent_b": b,
+                "value_file": value.name,
                 "deal_pairs": pairs,
                 "win_rate_a": result.win_rate_a,
                 "plain": [result.mean_return_a, *result.return_ci],
@@ -97,8 +123,8 @@ def run(pairings: list[tuple[str, str, int]], workers: int, seed: int, draws: in
         "command": command,
         "seed": seed,
         "draws": draws,
-        "value_file": value.name,
-        "value_meta": {k: v for k, v in json.loads(json.dumps(_meta(value))).items() if k != "stamp"},
+        "rollouts": rollouts,
+        "value_files": used,
         "stamp": stamp(rules),
         "rows": rows,
     }
@@ -126,7 +152,7 @@ def table_row(row: dict[str, Any]) -> str:
     )
 
 
-def exact_check(preset: str, pairs: int, workers: int, seed: int) -> dict[str, Any]:
+def exact_check(preset: str, pairs: int, workers: int, seed: int, rollouts: int) -> dict[str, Any]:
     from tacocat.analysis.agent_tables import agent_policy
     from tacocat.analysis.best_response import combine, policy_values
     from tacocat.analysis.store import load_tree
@@ -139,7 +165,17 @@ def exact_check(preset: str, pairs: int, workers: int, seed: int) -> dict[str, A
     tree = load_tree(rules)
     a, b = agent_policy(tree, "planner"), agent_policy(tree, "random")
     exact = float(policy_values(tree, combine(tree, a, b))[0] + policy_values(tree, combine(tree, b, a))[1]) / 2
-    result = match("planner", "random", pairs, seed, workers=workers, config=rules, progress=False, value_file=value)
+    result = match(
+        "planner",
+        "random",
+        pairs,
+        seed,
+        workers=workers,
+        config=rules,
+        progress=False,
+        value_file=value,
+        rollouts=rollouts,
+    )
     row = {
         "preset": preset,
         "agent_a": "planner",
@@ -160,8 +196,10 @@ def exact_check(preset: str, pairs: int, workers: int, seed: int) -> dict[str, A
     return {
         "what": "unbiasedness check: exact expected return of the duplicate match (enumerated tree) against the "
         "plain and variance-reduced estimates, paired 95% intervals over deal pairs",
-        "command": f"python -m benchmarks.variance --exact {preset} --pairs {pairs}",
+        "command": f"python -m benchmarks.variance --exact {preset} --pairs {pairs}"
+        + (f" --rollouts {rollouts}" if rollouts else ""),
         "seed": seed,
+        "rollouts": rollouts,
         "value_file": value.name,
         "stamp": stamp(rules),
         "rows": [row],
@@ -242,12 +280,14 @@ def main() -> None:
     parser.add_argument("--explained", default=None, help="A,B: the value file's explained variance instead")
     parser.add_argument("--games", type=int, default=200, help="games for --explained")
     parser.add_argument("--draws", type=int, default=0, help="sampled decision terms per decision (AIVAT.draws)")
+    parser.add_argument("--rollouts", type=int, default=0, help="round rollouts per expectation (AIVAT.rollouts)")
+    parser.add_argument("--any-pairing", action="store_true", help="the value file for any pairing, never a seated one")
     args = parser.parse_args()
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # the worker processes' small matrices: threads only contend
     if args.exact is not None:
         print("| preset | pairing | deal pairs | exact | plain | reduced | variance ratio |")
         print("|---|---|---|---|---|---|---|")
-        result = exact_check(args.exact, args.pairs or 2000, args.workers, args.seed)
+        result = exact_check(args.exact, args.pairs or 2000, args.workers, args.seed, args.rollouts)
         write(result, args.out or OUT.with_name("variance_exact.json"))
         return
     for pair in [*(args.only or []), *([args.explained] if args.explained else [])]:
@@ -266,12 +306,13 @@ def main() -> None:
         pairings = [(a, b, args.pairs) for a, b, _ in pairings]
     print(HEADER, flush=True)
     command = " ".join(["python -m benchmarks.variance", *sys.argv[1:]])
-    result = run(pairings, args.workers, args.seed, args.draws, command)
+    result = run(pairings, args.workers, args.seed, args.draws, args.rollouts, command, args.any_pairing)
     write(result, args.out or OUT)
 
 
 def write(result: dict[str, Any], out: Path) -> None:
-    print(f"\n{describe(result['stamp'])}; seed {result['seed']}; value file {result['value_file']}")
+    files = result.get("value_files") or [result["value_file"]]
+    print(f"\n{describe(result['stamp'])}; seed {result['seed']}; value files {', '.join(files)}")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {out}")

@@ -250,27 +250,18 @@ def return_text(result) -> str:
     return text
 
 
-def _value_file(value: Path | None, reduce: bool, cfg) -> str | None:
-    """The value file of a match: --value (checked: one line if it does not fit the rules),
-    else with --reduce the shipped one for these rules (one line if there is none)."""
-    from tacocat.evaluation.variance import ValueFileError, load_value_net, shipped_value_file
+def _value_file(value: Path | None, reduce: bool, cfg, pairing: tuple[str, str] | None = None) -> str | None:
+    """The value file of a match: --value (checked: one line if it does not fit the rules, or
+    is seated for another pairing than `pairing`; None: games of several pairings), else with
+    --reduce the shipped one for these rules and the pairing (one line if there is none)."""
+    from tacocat.evaluation.variance import ValueFileError, resolve_value_file
 
     if value is None and not reduce:
         return None
-    if value is None:
-        shipped = shipped_value_file(cfg)
-        if shipped is None:
-            raise typer.BadParameter(
-                f"no shipped value file for ruleset {cfg.ruleset_hash()}; train one "
-                "(python -m tacocat.train.value_net) and pass --value",
-                param_hint="--reduce",
-            )
-        return str(shipped)
     try:
-        load_value_net(value, cfg)
+        return str(resolve_value_file(value, cfg, pairing))
     except ValueFileError as err:
-        raise typer.BadParameter(str(err), param_hint="--value") from None
-    return str(value)
+        raise typer.BadParameter(str(err), param_hint="--reduce" if value is None else "--value") from None
 
 
 @app.command("match")
@@ -292,18 +283,26 @@ def match_command(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
     value: Path | None = ValueOption,
     reduce: bool = ReduceOption,
+    rollouts: int | None = typer.Option(
+        None,
+        "--rollouts",
+        min=0,
+        help="With --value/--reduce: rollouts of the round per chance expectation past the replace phase "
+        "(default 0: the value file alone; docs/EVALUATION.md says when they pay).",
+    ),
 ) -> None:
     """Play a duplicate match between two agents and print the result."""
     from tacocat.evaluation.game_files import game_to_dict
     from tacocat.evaluation.game_files import save_games as write_games
     from tacocat.evaluation.matches import match
+    from tacocat.evaluation.variance import ROLLOUTS
 
     cfg = _config(rules)
     _check_agent(agent_a, "AGENT_A", cfg)
     _check_agent(agent_b, "AGENT_B", cfg)
     _check_output_file(json_path, "--json")
     _check_output_file(save_games, "--save-games")
-    value_file = _value_file(value, reduce, cfg)
+    value_file = _value_file(value, reduce, cfg, (agent_a, agent_b))
     result = match(
         agent_a,
         agent_b,
@@ -314,6 +313,7 @@ def match_command(
         progress=progress,
         keep_records=save_games is not None,
         value_file=value_file,
+        rollouts=ROLLOUTS if rollouts is None else rollouts,
     )
     _console().print(match_table(result))
     if json_path is not None:

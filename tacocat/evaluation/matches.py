@@ -55,7 +55,7 @@ from tacocat.agents.base import Agent
 from tacocat.agents.registry import make_agent
 from tacocat.evaluation.arena import GameRecord, agent_rngs, play_game
 from tacocat.evaluation.stats import mean_interval, paired_interval, wilson_interval
-from tacocat.evaluation.variance import AIVAT, load_value_net
+from tacocat.evaluation.variance import AIVAT, ROLLOUTS, ValueNet, load_value_net
 from tacocat.game.config import RulesConfig, make_config
 
 AgentLike = str | Agent
@@ -340,19 +340,22 @@ class DealChunk:
     keep_records: bool
     value_file: str | None = None
     draws: int = 0
+    rollouts: int = ROLLOUTS
 
 
-def reducer_for(value_file: str | None, config: RulesConfig, draws: int = 0) -> AIVAT | None:
+def reducer_for(value_file: str | None, config: RulesConfig, draws: int = 0, rollouts: int = ROLLOUTS) -> AIVAT | None:
     """The variance-reduced estimator of a value file (checked against `config`: one-line
     `tacocat.evaluation.variance.ValueFileError` otherwise), None without one; `draws`: its
-    sampled decision terms (`AIVAT.draws`)."""
-    return None if value_file is None else AIVAT(config, load_value_net(value_file, config), draws=draws)
+    sampled decision terms (`AIVAT.draws`); `rollouts`: its round rollouts (`AIVAT.rollouts`)."""
+    if value_file is None:
+        return None
+    return AIVAT(config, load_value_net(value_file, config), draws=draws, rollouts=rollouts)
 
 
 def _play_chunk(chunk: DealChunk) -> tuple[Any, list[DealResult]]:
     a = make_agent(chunk.agent_a)
     b = make_agent(chunk.agent_b)
-    reducer = reducer_for(chunk.value_file, chunk.config, chunk.draws)
+    reducer = reducer_for(chunk.value_file, chunk.config, chunk.draws, chunk.rollouts)
     return chunk.key, [play_deal(a, b, chunk.seed, k, chunk.config, chunk.keep_records, reducer) for k in chunk.deals]
 
 
@@ -487,6 +490,7 @@ def match(
     keep_records: bool = False,
     value_file: str | Path | None = None,
     draws: int = 0,
+    rollouts: int = ROLLOUTS,
 ) -> MatchResult:
     """A duplicate match: `deal_pairs` deal pairs (2 * deal_pairs games), seats swapped in each pair.
 
@@ -496,15 +500,18 @@ def match(
     `value_file`: a value file for these rules (`tacocat.evaluation.variance`): every game's
     return is also estimated with variance reduction (refused with one line before any game if
     it was trained for other rules or another feature size); `draws`: actions drawn per decision
-    of an agent whose probabilities are unknown, for its sampled terms (`AIVAT.draws`, 0: none).
-    The result is identical for any `workers` (see the module docstring).
+    of an agent whose probabilities are unknown, for its sampled terms (`AIVAT.draws`, 0: none);
+    `rollouts`: the reduction's round rollouts past the replace phase (`AIVAT.rollouts`, 0: the
+    value file alone). The result is identical for any `workers` (see the module docstring).
     """
     if deal_pairs < 1:
         raise ValueError(f"deal_pairs must be >= 1, got {deal_pairs}")
     cfg = config if isinstance(config, RulesConfig) else make_config(config)
     value = None if value_file is None else str(value_file)
-    reducer = reducer_for(value, cfg, draws)
+    reducer = reducer_for(value, cfg, draws, rollouts)
     spec_a, spec_b = agent_spec(agent_a), agent_spec(agent_b)
+    if reducer is not None and isinstance(reducer.value, ValueNet):  # a seated file: this pairing's, before any game
+        reducer.value.for_seating((spec_a, spec_b))
     start = time.perf_counter()
     if workers > 1:
         for agent in (agent_a, agent_b):
@@ -514,7 +521,7 @@ def match(
                     f"rebuild them with make_agent), got an instance {agent!r}"
                 )
         chunks = [
-            DealChunk("match", spec_a, spec_b, seed, deals, cfg, keep_records, value, draws)
+            DealChunk("match", spec_a, spec_b, seed, deals, cfg, keep_records, value, draws, rollouts)
             for deals in split_deals(deal_pairs, workers)
         ]
         deals = run_chunks(chunks, workers, progress, desc=f"{spec_a} vs {spec_b}")["match"]

@@ -41,9 +41,21 @@ expectation zero and the estimate stays unbiased; the copy is a new agent from t
 term's reduction forgone), and `require_policies=True` refuses such an agent with one line.
 
 U(s) is the return paid so far plus `value(features(s))` (the value of the rest of the game),
-and the game's return at a terminal state. The value is a `ValueFunction`: a callable from a
-matrix of `ValueFeatures` rows to player_0's expected remaining return; `ValueNet` is the MLP
-value file that `tacocat.train.value_net` trains.
+and the game's return at a terminal state. With `rollouts` > 0 (off by default), a state past the
+round's last chance event (the duel and the play, R5: no card is drawn there) is valued instead
+by *playing the round out*: copies of the two agents that are playing (a new agent from the same
+spec, or a deep copy) finish the round from that state, each with a fresh generator from the
+estimator's own stream, and U is the `RoundPayoffs` payoff of the outcome they reach. For two
+agents that choose deterministically given their input, that is the exact value of the round,
+so their moves in the duel and the play no longer move U; the expectation over the cards drawn
+by the replacement that ends the replace phase is then a mean over rollouts, exact over every
+draw when there are at most `rollouts` of them, else over `rollouts` sampled draws. A rollout
+is random only through the estimator's own generators, independent of the game, so the terms
+keep expectation zero and the estimate stays unbiased. The agents act on their input alone
+(`AgentInput`: a copy that jumps into a state plays as the original would).
+
+The value is a `ValueFunction`: a callable from a matrix of `ValueFeatures` rows to player_0's
+expected remaining return; `ValueNet` is the MLP value file that `tacocat.train.value_net` trains.
 """
 
 from __future__ import annotations
@@ -53,7 +65,7 @@ import functools
 import json
 import zipfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -165,12 +177,15 @@ class RoundPayoffs:
     """Player_0's remaining return after each outcome of the running round, by board: the
     round's shaping (R1), the game's return if the Tacocat reaches a goal (R6.4), 0 if it was
     the last round (R1.5), else the *race value* of the new board: player_0's expected return
-    if every later decisive round were won by either player with probability 1/2 (R6.3; void
-    rounds do not change it). A value function of the board alone, exact for no agent but the
-    right shape: the leverage a round has on the game."""
+    if every later decisive round were won by player_0 with probability `p0_wins` (1/2 by
+    default; R6.3; void rounds do not change it). A value function of the board alone, exact for
+    no agent but the right shape: the leverage a round has on the game."""
 
-    def __init__(self, rules: Ruleset) -> None:
+    def __init__(self, rules: Ruleset, p0_wins: float = 0.5) -> None:
+        if not 0.0 <= p0_wins <= 1.0:
+            raise ValueError(f"p0_wins must be a probability, got {p0_wins}")
         self.rules = rules
+        self.p0_wins = p0_wins
         self.features = ValueFeatures(rules)
         n = rules.n_spaces
         bonus = rules.config.round_reward
@@ -195,12 +210,12 @@ class RoundPayoffs:
         after = list(covered)
         after[space] = True
         total = 0.0
-        for winner in (0, 1):
+        for winner, share in ((0, self.p0_wins), (1, 1.0 - self.p0_wins)):
             target = next_space(list(covered), space, winner)
             if target in (-1, self.rules.n_spaces):
-                total += 0.5 * (1.0 if winner == 0 else -1.0)
+                total += share * (1.0 if winner == 0 else -1.0)
             else:
-                total += 0.5 * self._race(target, tuple(after))
+                total += share * self._race(target, tuple(after))
         return total
 
     def __call__(self, features: np.ndarray) -> np.ndarray:
@@ -219,7 +234,13 @@ class ValueNet:
     tanh hidden layers, `ROUND_OUTCOMES` logits) predicts how the round ends, and the value is
     the expected `RoundPayoffs` under those probabilities. `weights[i]`, `biases[i]` are layer
     i's (in, out) matrix and bias. A round's outcome is a far less noisy target than the game's,
-    and each game gives several rounds."""
+    and each game gives several rounds.
+
+    A *seated* file (`meta["pairing"]`: the two agent specs it was trained on) knows who sits
+    where: its network takes one more input, 1 when the pairing's first agent is player_0 and 0
+    when it is player_1, and its race values use the share of decisive rounds player_0 won in
+    its training games in that seating (`meta["p0_wins"]`, one per seating). It values the
+    games of that pairing only: `for_seating` binds it to a game's seating (`seat`)."""
 
     weights: tuple[np.ndarray, ...]
     biases: tuple[np.ndarray, ...]
@@ -227,10 +248,38 @@ class ValueNet:
     std: np.ndarray
     meta: dict[str, Any]
     payoffs: RoundPayoffs
+    seat: float | None = None
+
+    @property
+    def pairing(self) -> tuple[str, str] | None:
+        """The two agent specs a seated file was trained on (None for a file of any pairing)."""
+        pairing = self.meta.get("pairing")
+        return None if pairing is None else (str(pairing[0]), str(pairing[1]))
+
+    def for_seating(self, specs: Sequence[str | None] | None) -> ValueNet:
+        """This value for games with `specs[0]` as player_0 and `specs[1]` as player_1: itself
+        for a file of any pairing; a seated file bound to that seating, or ValueFileError (one
+        line) when the game is not of its pairing (or `specs` is None: any pairing)."""
+        pairing = self.pairing
+        if pairing is None:
+            return self
+        if specs is not None and tuple(specs) in (pairing, pairing[::-1]):
+            first_is_p0 = tuple(specs) == pairing
+            p0_wins = float(self.meta["p0_wins"][0 if first_is_p0 else 1])
+            return replace(self, seat=1.0 if first_is_p0 else 0.0, payoffs=RoundPayoffs(self.payoffs.rules, p0_wins))
+        wanted = "games of any pairing" if specs is None else f"{specs[0]} vs {specs[1]}"
+        raise ValueFileError(
+            f"the value file was trained for {pairing[0]} vs {pairing[1]} only (seated), not for {wanted}"
+        )
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
         """(rows, 3) the predicted probabilities of the round's outcomes."""
-        h = (np.atleast_2d(features) - self.mean) / self.std
+        h = np.atleast_2d(features)
+        if self.pairing is not None:
+            if self.seat is None:
+                raise ValueError("a seated value file values a game only once bound to its seating (for_seating)")
+            h = np.concatenate([h, np.full((len(h), 1), self.seat)], axis=1)
+        h = (h - self.mean) / self.std
         for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
             h = h @ w + b
             if i + 1 < len(self.weights):
@@ -294,24 +343,59 @@ def load_value_net(path: str | Path, rules: RulesConfig) -> ValueNet:
         weights = tuple(arrays[f"w{i}"] for i in range(layers))
         biases = tuple(arrays[f"b{i}"] for i in range(layers))
         net = ValueNet(weights, biases, arrays["mean"], arrays["std"], meta, RoundPayoffs(compile_rules(rules)))
+        if "pairing" in meta:
+            _check_seated(meta)
+            net = net.for_seating(net.pairing)
         shapes_ok = layers > 0 and net.probabilities(np.zeros((1, want["feature_size"]))).shape == (1, ROUND_OUTCOMES)
-    except (KeyError, ValueError) as err:
+    except (KeyError, ValueError, TypeError) as err:
         raise ValueFileError(f"{path} has malformed layers ({err})") from None
     if not shapes_ok:
         raise ValueFileError(f"{path} has malformed layers (not {ROUND_OUTCOMES} round outcomes)")
-    return net
+    return replace(net, seat=None, payoffs=RoundPayoffs(compile_rules(rules)))
 
 
-def shipped_value_file(rules: RulesConfig) -> Path | None:
+def _check_seated(meta: dict[str, Any]) -> None:
+    """ValueError unless a seated file's metadata names two agent specs and two probabilities."""
+    pairing, shares = meta.get("pairing"), meta.get("p0_wins")
+    if not (isinstance(pairing, list) and len(pairing) == 2 and all(isinstance(spec, str) for spec in pairing)):
+        raise ValueError(f"pairing {pairing!r} is not two agent specs")
+    if not (isinstance(shares, list) and len(shares) == 2 and all(isinstance(x, int | float) for x in shares)):
+        raise ValueError(f"p0_wins {shares!r} is not two probabilities")
+    if not all(0.0 <= x <= 1.0 for x in shares):
+        raise ValueError(f"p0_wins {shares!r} is not two probabilities")
+
+
+def shipped_value_file(rules: RulesConfig, pairing: Sequence[str] | None = None) -> Path | None:
     """The value file shipped with the package for `rules` (tacocat/agents/models/value_*.npz
-    whose ruleset hash, round_reward and feature size match), None if there is none."""
+    whose ruleset hash, round_reward and feature size match): the one seated for `pairing` (in
+    either order) if there is one, else the one for any pairing; None if there is none."""
+    any_pairing = None
     for path in sorted(MODELS.glob("value_*.npz")):
         try:
-            load_value_net(path, rules)
+            net = load_value_net(path, rules)
         except ValueFileError:
             continue
-        return path
-    return None
+        if net.pairing is None:
+            any_pairing = any_pairing or path
+        elif pairing is not None and tuple(pairing) in (net.pairing, net.pairing[::-1]):
+            return path
+    return any_pairing
+
+
+def resolve_value_file(path: str | Path | None, rules: RulesConfig, pairing: Sequence[str] | None = None) -> Path:
+    """The value file to reduce with: `path` checked against `rules` and against `pairing` (a
+    seated file serves its own pairing only; None: games of several pairings), else the shipped
+    one (`shipped_value_file`). ValueFileError, one line, where there is none or it does not fit."""
+    if path is None:
+        shipped = shipped_value_file(rules, pairing)
+        if shipped is None:
+            raise ValueFileError(
+                f"no shipped value file for ruleset {compile_rules(rules).hash}; train one with "
+                "python -m tacocat.train.value_net"
+            )
+        return shipped
+    load_value_net(path, rules).for_seating(pairing)
+    return Path(path)
 
 
 # ---------------------------------------------------------------------------------------
@@ -402,6 +486,10 @@ UNKNOWN = "unknown"
 #: actions drawn per decision of an agent whose probabilities are unknown (`AIVAT.draws`): off
 #: by default, since on the full game they did not narrow the interval (docs/EVALUATION.md)
 DRAWS = 0
+#: rollouts per chance expectation past the replace phase (`AIVAT.rollouts`): off by default,
+#: since a rollout of an agent that samples its moves is a one-game draw of the round, noisier than
+#: the value file, and a rollout of `search` searches again; docs/EVALUATION.md measures both sides
+ROLLOUTS = 0
 
 
 def _uniform(inp: AgentInput) -> np.ndarray:
@@ -418,6 +506,12 @@ def _softmax_of(agent: MLPPolicyAgent) -> Probabilities:
         return p / p.sum()
 
     return probabilities
+
+
+def agent_copy(agent: Agent) -> Agent:
+    """A new agent from `agent`'s spec, else a deep copy: the original and its generator are
+    untouched by what the copy does."""
+    return make_agent(agent.spec) if agent.spec is not None else copy.deepcopy(agent)
 
 
 def policy_of(agent: Agent) -> Probabilities | str | None:
@@ -449,7 +543,9 @@ class AIVAT:
     expectation has more than `max_outcomes` outcomes; `draws`: actions drawn from a copy of an
     agent whose probabilities are unknown at each of its decisions (module docstring), 0 to
     leave those decisions uncorrected; `require_policies`: with `draws=0`, refuse such agents
-    instead."""
+    instead; `rollouts`: the round played out by copies of the agents past the replace phase,
+    with at most that many rollouts per chance expectation (module docstring), 0 for the value
+    alone."""
 
     def __init__(
         self,
@@ -459,11 +555,12 @@ class AIVAT:
         max_outcomes: int = 2048,
         draws: int = DRAWS,
         require_policies: bool = False,
+        rollouts: int = ROLLOUTS,
     ) -> None:
         if samples < 1 or max_outcomes < 1:
             raise ValueError(f"samples and max_outcomes must be >= 1, got {samples} and {max_outcomes}")
-        if draws < 0:
-            raise ValueError(f"draws must be >= 0, got {draws}")
+        if draws < 0 or rollouts < 0:
+            raise ValueError(f"draws and rollouts must be >= 0, got {draws} and {rollouts}")
         self.rules = rules
         self.ruleset = compile_rules(rules)
         self.features = ValueFeatures(self.ruleset)
@@ -472,6 +569,8 @@ class AIVAT:
         self.max_outcomes = max_outcomes
         self.draws = draws
         self.require_policies = require_policies
+        self.rollouts = rollouts
+        self.payoffs = RoundPayoffs(self.ruleset)
         self._deals: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}
 
     # -- chance ----------------------------------------------------------------------------
@@ -494,30 +593,66 @@ class AIVAT:
         drawn = sample_outcomes(self.ruleset.copies, (size, size), self.samples, rng)
         return drawn, np.full(self.samples, 1.0 / self.samples)
 
-    def _expected_future(self, before: GameState | None, after: GameState, rng: np.random.Generator) -> float:
+    def _expected_future(
+        self,
+        before: GameState | None,
+        after: GameState,
+        rng: np.random.Generator,
+        value: ValueFunction,
+        rollout: RoundRollout | None = None,
+    ) -> float:
         """E[value(after)] over the chance outcome inside the move from `before` to `after`
-        (a new round's deal, the cards drawn by revealed replacements); value(after) if none."""
+        (a new round's deal, the cards drawn by revealed replacements); value(after) if none.
+        With `rollout`, past the replace phase the value is the round played out (`_future`)."""
         if after.is_over:
             return 0.0
-        x = self.features(after)
         dealt = before is None or after.rounds_played > before.rounds_played
         if dealt:
             players: tuple[int, ...] = (0, 1)
-            outcomes, weights = self._deal_distribution(after.deal_size, rng)
         else:
             assert before is not None
             players = tuple(p for p in (0, 1) if before.replaced[p] is None and (after.replaced[p] or 0) > 0)
-            if not players:
-                return float(self.value(x[None, :])[0])
+        played_out = rollout is not None and after.phase is not Phase.REPLACE
+        if not players:
+            return self._future(after, value, rollout)
+        if dealt:
+            drawn = [np.asarray(after.hands[p]) for p in players]
+            kept = [np.zeros(self.ruleset.n_values, dtype=np.int64) for _ in players]
+        else:
+            assert before is not None
             drawn = [np.asarray(after.hands[p]) - np.asarray(before.hands[p]) for p in players]
+            kept = [np.asarray(before.hands[p]) for p in players]
+        if played_out:
+            assert rollout is not None
+            if dealt:
+                pile = np.asarray(self.ruleset.copies)
+            else:
+                pile = np.bincount(after.draw_pile, minlength=self.ruleset.n_values) + np.sum(drawn, axis=0)
+            sizes = tuple(int(d.sum()) for d in drawn)
+            exact = draw_outcomes(pile.tolist(), sizes, self.rollouts)
+            if exact is None:
+                outcomes = sample_outcomes(pile.tolist(), sizes, self.rollouts, rng)
+                weights = np.full(self.rollouts, 1.0 / self.rollouts)
+            else:
+                outcomes, weights = exact
+            total = 0.0
+            for outcome, weight in zip(outcomes, weights, strict=True):
+                twin = after.clone(rng=np.random.default_rng(0))
+                for i, p in enumerate(players):
+                    twin.hands[p] = [int(c) for c in kept[i] + outcome[i]]
+                total += float(weight) * rollout(twin)
+            return total
+        x = self.features(after)
+        if dealt:
+            outcomes, weights = self._deal_distribution(after.deal_size, rng)
+        else:
             pile = np.bincount(after.draw_pile, minlength=self.ruleset.n_values) + np.sum(drawn, axis=0)
             outcomes, weights = self.chance_distribution(pile, tuple(int(d.sum()) for d in drawn), rng)
         batch = np.repeat(x[None, :], len(weights), axis=0)
         k = self.features.scale
         for i, p in enumerate(players):
-            kept = np.zeros(self.ruleset.n_values) if dealt else np.asarray(before.hands[p], dtype=float)  # type: ignore[union-attr]
-            batch[:, self.features.hand_slice(p)] = (kept[None, :] + outcomes[:, i]) * k
-        return float(weights @ self.value(batch))
+            batch[:, self.features.hand_slice(p)] = (kept[i][None, :] + outcomes[:, i]) * k
+        return float(weights @ value(batch))
 
     # -- decisions ------------------------------------------------------------------------
     def policy(self, agent: Agent) -> Probabilities | str | None:
@@ -528,7 +663,7 @@ class AIVAT:
         """The empirical distribution of `draws` actions of a copy of `agent` (a new agent from
         its spec, else a deep copy: the original and its generator are untouched), each drawn
         with a fresh generator seeded from `rng`, given only `player`'s input."""
-        twin = make_agent(agent.spec) if agent.spec is not None else copy.deepcopy(agent)
+        twin = agent_copy(agent)
 
         def probabilities(inp: AgentInput) -> np.ndarray:
             counts = np.zeros(inp.action_mask.size)
@@ -560,21 +695,31 @@ class AIVAT:
                         f"variance reduction needs the action probabilities of {agent.spec or type(agent).__name__}, "
                         "which are not known (it samples internally)"
                     )
+        value: ValueFunction = self.value
+        payoffs = self.payoffs
+        if isinstance(value, ValueNet):  # a seated file: bound to this game's seating
+            value = value.for_seating([agent.spec for agent in agents])
+            payoffs = value.payoffs
+        rollout = None
+        if self.rollouts > 0:
+            stream = np.random.default_rng(np.random.SeedSequence([int(seed), 0x52, 0x0111]))
+            rollout = RoundRollout([agent_copy(agent) for agent in agents], payoffs, stream)
+        history = rollout is not None  # a copy that plays on needs the round's public events
         state = new_game(self.rules, seed)
         outcome = 0.0
-        correction = self._future(state) - self._expected_future(None, state, rng)
+        correction = self._future(state, value, rollout) - self._expected_future(None, state, rng, value, rollout)
         for player, action in actions:
-            before = state.clone(history=False, rng=state.rng)
+            before = state.clone(history=history, rng=state.rng)
             policy = policies[player]
             baseline: float | None = None
             if callable(policy):
                 probs = policy(AgentInput.from_state(before, player))
                 baseline = 0.0
                 for a in np.flatnonzero(probs > 0.0):
-                    twin = before.clone(history=False, rng=np.random.default_rng(0))
+                    twin = before.clone(history=history, rng=np.random.default_rng(0))
                     apply_action(twin, int(a), player)
                     baseline += float(probs[a]) * (
-                        _round_reward(before, twin) + self._expected_future(before, twin, rng)
+                        _round_reward(before, twin) + self._expected_future(before, twin, rng, value, rollout)
                     )
             apply_action(state, action, player)
             reward = _round_reward(before, state)
@@ -583,9 +728,40 @@ class AIVAT:
             if baseline is None and not chance:
                 continue  # no chance inside the move and no decision term: the bracket is 0
             if baseline is None:
-                baseline = reward + self._expected_future(before, state, rng)
-            correction += reward + self._future(state) - baseline
+                baseline = reward + self._expected_future(before, state, rng, value, rollout)
+            correction += reward + self._future(state, value, rollout) - baseline
         return outcome, outcome - correction
 
-    def _future(self, state: GameState) -> float:
-        return 0.0 if state.is_over else float(self.value(self.features(state)[None, :])[0])
+    def _future(self, state: GameState, value: ValueFunction, rollout: RoundRollout | None = None) -> float:
+        """The value of the rest of the game from `state`: the round played out past the replace
+        phase with `rollout`, else the value function."""
+        if state.is_over:
+            return 0.0
+        if rollout is not None and state.phase is not Phase.REPLACE:
+            return rollout(state)
+        return float(value(self.features(state)[None, :])[0])
+
+
+class RoundRollout:
+    """The round played out from a state past its last chance event by copies of the two agents
+    (`agents[p]` plays player p), valued by `payoffs` at the outcome reached (module
+    docstring); each rollout resets the copies with fresh generators from `rng`."""
+
+    def __init__(self, agents: Sequence[Agent], payoffs: RoundPayoffs, rng: np.random.Generator) -> None:
+        self.agents = list(agents)
+        self.payoffs = payoffs
+        self.rng = rng
+
+    def __call__(self, state: GameState) -> float:
+        """Player_0's value of the rest of the game from `state`: the payoff of the outcome of
+        the running round when the agents finish it."""
+        payoff = self.payoffs(self.payoffs.features(state)[None, :])[0]
+        play = state.clone(rng=np.random.default_rng(0))  # no card is drawn before the round ends
+        for player, agent in enumerate(self.agents):
+            agent.reset(player, np.random.default_rng(int(self.rng.integers(2**63))))
+        rounds = play.rounds_played
+        while play.rounds_played == rounds and not play.is_over:
+            player = play.to_act
+            apply_action(play, self.agents[player].act(AgentInput.from_state(play, player)), player)
+        winner = play.last_round_winner
+        return float(payoff[2 if winner is None else int(winner)])

@@ -9,10 +9,14 @@ replacement's draws (what the draw corrections value) are in the data. The netwo
 features, two tanh hidden layers, three logits, trained by Adam on the cross-entropy (JAX,
 optax), epochs of shuffled minibatches; a tenth of the games (not of the states) is held out
 and the epoch with the best held-out cross-entropy is kept.
+`--seated` (one `--pairing` only) trains a *seated* file for that pairing: the network also
+takes which seat the pairing's first agent has, and the race values use the share of decisive
+rounds player_0 won in each seating (`ValueNet`); it values that pairing's games only.
 Any value function keeps the estimate unbiased; a better fit only narrows the interval, so the
 quality to judge is the measured variance ratio (benchmarks/variance.py), not the loss.
 
     python -m tacocat.train.value_net --out value.npz --games 3000 --seed 0 [--rules rules.yaml]
+    python -m tacocat.train.value_net --out cc.npz --games 3000 --pairing champion,counter --seated
 
 Same arguments, same seed: the same file.
 """
@@ -58,47 +62,76 @@ class ValueTraining:
     epochs: int = 20
     batch: int = 512
     learning_rate: float = 1e-3
+    seated: bool = False
     notes: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.seated and len(self.pairings) != 1:
+            raise ValueError(f"a seated value file is trained on one pairing, got {len(self.pairings)}")
 
 
 def play_samples(
     agents: Sequence[Agent], seed: int, rules: RulesConfig, features: ValueFeatures
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, list[int]]:
     """(features of every state before a move, how that state's round ended: 0 player_0 won,
-    1 player_1 won, 2 void) of one game dealt from `seed`."""
+    1 player_1 won, 2 void, and every round's outcome in order) of one game dealt from `seed`."""
     state = new_game(rules, seed)
     gens = agent_rngs(seed, 0)
     for player, agent in enumerate(agents):
         agent.reset(player, gens[player])
     rows: list[np.ndarray] = []
     labels: list[int] = []
+    rounds: list[int] = []
     pending = 0
     while not state.is_over:
         rows.append(features(state))
         pending += 1
-        rounds = state.rounds_played
+        played = state.rounds_played
         player = state.to_act
         apply_action(state, agents[player].act(AgentInput.from_state(state, player)), player)
-        if state.rounds_played > rounds:
+        if state.rounds_played > played:
             winner = state.last_round_winner
-            labels += [2 if winner is None else int(winner)] * pending
+            rounds.append(2 if winner is None else int(winner))
+            labels += [rounds[-1]] * pending
             pending = 0
-    return np.asarray(rows), np.asarray(labels)
+    return np.asarray(rows), np.asarray(labels), rounds
 
 
-def collect(training: ValueTraining, progress: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The training set of `training`: (features, round outcomes, game index)."""
+@dataclass(frozen=True)
+class Samples:
+    """A training set: features (with the seat column of a seated training), round outcomes,
+    the game of each row, and per seating (the pairing's first agent as player_0, as player_1)
+    the decisive rounds player_0 won and played."""
+
+    x: np.ndarray
+    y: np.ndarray
+    games: np.ndarray
+    p0_won: tuple[int, int]
+    decisive: tuple[int, int]
+
+    def p0_wins(self) -> list[float]:
+        """The share of decisive rounds player_0 won, per seating (1/2 where there were none)."""
+        return [won / total if total else 0.5 for won, total in zip(self.p0_won, self.decisive, strict=True)]
+
+
+def collect(training: ValueTraining, progress: bool = True) -> Samples:
+    """The training set of `training`."""
     features = ValueFeatures(compile_rules(training.rules))
     xs: list[np.ndarray] = []
     ys: list[np.ndarray] = []
     gs: list[np.ndarray] = []
+    won, decisive = [0, 0], [0, 0]
     for index, (spec_a, spec_b) in enumerate(training.pairings):
         pair = (make_agent(spec_a), make_agent(spec_b))
         start = time.perf_counter()
         for game in range(training.games):
             seed = int(np.random.SeedSequence([training.seed, index, game]).generate_state(1)[0])
-            agents = pair if game % 2 == 0 else pair[::-1]
-            x, y = play_samples(agents, seed, training.rules, features)
+            seating = game % 2  # 0: the pairing's first agent is player_0
+            x, y, rounds = play_samples(pair if seating == 0 else pair[::-1], seed, training.rules, features)
+            if training.seated:
+                x = np.concatenate([x, np.full((len(x), 1), 1.0 - seating)], axis=1)
+            won[seating] += rounds.count(0)
+            decisive[seating] += sum(1 for r in rounds if r != 2)
             xs.append(x)
             ys.append(y)
             gs.append(np.full(len(y), len(gs)))
@@ -106,17 +139,21 @@ def collect(training: ValueTraining, progress: bool = True) -> tuple[np.ndarray,
             print(
                 f"  {spec_a} vs {spec_b}: {training.games} games, {time.perf_counter() - start:.0f} s", file=sys.stderr
             )
-    return np.concatenate(xs), np.concatenate(ys), np.concatenate(gs)
+    return Samples(
+        np.concatenate(xs), np.concatenate(ys), np.concatenate(gs), (won[0], won[1]), (decisive[0], decisive[1])
+    )
 
 
-def fit(x: np.ndarray, y: np.ndarray, games: np.ndarray, training: ValueTraining, progress: bool = True) -> ValueNet:
-    """Fit the round classifier of `training`'s shape to (x, y), holding out a tenth of the
+def fit(samples: Samples, training: ValueTraining, progress: bool = True) -> ValueNet:
+    """Fit the round classifier of `training`'s shape to `samples`, holding out a tenth of the
     games; the report (training and held-out cross-entropy, and the held-out cross-entropy of
-    the outcome frequencies alone, for scale) goes into the file's metadata."""
+    the outcome frequencies alone, for scale) goes into the file's metadata, and a seated
+    training's pairing and shares of decisive rounds won by player_0."""
     import jax
     import jax.numpy as jnp
     import optax
 
+    x, y, games = samples.x, samples.y, samples.games
     rng = np.random.default_rng(training.seed)
     held_games = rng.permutation(int(games.max()) + 1)[: max(1, (int(games.max()) + 1) // 10)]
     is_held = np.isin(games, held_games)
@@ -182,6 +219,7 @@ def fit(x: np.ndarray, y: np.ndarray, games: np.ndarray, training: ValueTraining
         hidden=list(training.hidden),
         epochs=training.epochs,
         **report,
+        **({"pairing": list(training.pairings[0]), "p0_wins": samples.p0_wins()} if training.seated else {}),
         **training.notes,
     )
     return ValueNet(weights, biases, mean, std, meta, RoundPayoffs(compile_rules(training.rules)))
@@ -189,8 +227,7 @@ def fit(x: np.ndarray, y: np.ndarray, games: np.ndarray, training: ValueTraining
 
 def train_value_net(training: ValueTraining, progress: bool = True) -> ValueNet:
     """Play the games of `training` and fit its value network."""
-    x, y, games = collect(training, progress)
-    return fit(x, y, games, training, progress)
+    return fit(collect(training, progress), training, progress)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -204,6 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pairing", action="append", default=None, help="A,B agent specs (repeatable)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--epochs", type=int, default=20)
+    parser.add_argument("--seated", action="store_true", help="a file for one --pairing that knows who sits where")
     args = parser.parse_args(argv)
     try:
         if args.preset is not None:
@@ -223,10 +261,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             pairings = tuple((pair[0], pair[1]) for pair in split)
         if args.games < 1 or args.epochs < 1:
             raise ValueError("--games and --epochs must be >= 1")
+        if args.seated and len(args.pairing or []) != 1:
+            raise ValueError("--seated trains a file for one pairing: give exactly one --pairing A,B")
+        training = ValueTraining(rules, pairings, args.games, args.seed, epochs=args.epochs, seated=args.seated)
     except (ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    training = ValueTraining(rules, pairings, args.games, args.seed, epochs=args.epochs)
     start = time.perf_counter()
     net = train_value_net(training)
     net.meta["stamp"] = stamp(rules)

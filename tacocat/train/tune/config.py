@@ -276,27 +276,18 @@ class TuneSetup:
         """The value file of the objective's reduced return, None for another measure:
         `objective.value_file` (relative to the tune file) or the shipped one for the trials'
         rules. ValueError, one line, where there is none or it does not fit the rules."""
-        from tacocat.evaluation.variance import ValueFileError, load_value_net, shipped_value_file
+        from tacocat.evaluation.variance import ValueFileError, resolve_value_file
 
         objective = self.tune.objective
         if objective.measure != "reduced_return":
             return None
         rules = self.experiment({}).rules_config
-        if objective.value_file is None:
-            shipped = shipped_value_file(rules)
-            if shipped is None:
-                raise ValueError(
-                    f"{self.source}: objective.measure reduced_return: no shipped value file for ruleset "
-                    f"{rules.ruleset_hash()}; train one (python -m tacocat.train.value_net) "
-                    "and give objective.value_file"
-                )
-            return str(shipped)
-        path = Path(self.source).parent / objective.value_file
+        given = None if objective.value_file is None else Path(self.source).parent / objective.value_file
         try:
-            load_value_net(path, rules)
+            return str(resolve_value_file(given, rules))
         except ValueFileError as err:
-            raise ValueError(f"{self.source}: objective.value_file: {err}") from None
-        return str(path)
+            key = "objective.measure reduced_return" if given is None else "objective.value_file"
+            raise ValueError(f"{self.source}: {key}: {err}") from None
 
 
 def per_trial_field(key: str) -> str | None:
