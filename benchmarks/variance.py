@@ -15,7 +15,8 @@ pairs (2,000 resamples, seed 0). `--draws K`: the decisions of agents whose prob
 unknown (`counter`, `search`) get sampled terms from K draws each (`AIVAT.draws`; 0, the
 default: uncorrected), recorded in the file. `--rollouts K`: past the replace phase the round is
 played out by copies of the two agents, K rollouts per chance expectation (`AIVAT.rollouts`; 0,
-the default: the value file alone), recorded in the file. Prints a stamped table and writes
+the default: the value file alone), with `--playouts P` playouts averaged per value where an
+agent samples (`AIVAT.playouts`), recorded in the file. Prints a stamped table and writes
 docs/results/variance.json.
 
 `--exact PRESET`: the unbiasedness check on an enumerable preset, with the shipped value file
@@ -78,6 +79,7 @@ def run(
     rollouts: int,
     command: str,
     any_pairing: bool = False,
+    playouts: int = 1,
 ) -> dict[str, Any]:
     rules = make_config(None)
     rows = []
@@ -99,6 +101,7 @@ def run(
             value_file=value,
             draws=draws,
             rollouts=rollouts,
+            playouts=playouts,
         )
         plain, reduced = np.asarray(result.deal_returns), np.asarray(result.deal_reduced)
         rows.append(
@@ -124,6 +127,7 @@ def run(
         "seed": seed,
         "draws": draws,
         "rollouts": rollouts,
+        "playouts": playouts,
         "value_files": used,
         "stamp": stamp(rules),
         "rows": rows,
@@ -281,6 +285,7 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=200, help="games for --explained")
     parser.add_argument("--draws", type=int, default=0, help="sampled decision terms per decision (AIVAT.draws)")
     parser.add_argument("--rollouts", type=int, default=0, help="round rollouts per expectation (AIVAT.rollouts)")
+    parser.add_argument("--playouts", type=int, default=1, help="playouts per rollout value (AIVAT.playouts)")
     parser.add_argument("--any-pairing", action="store_true", help="the value file for any pairing, never a seated one")
     args = parser.parse_args()
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # the worker processes' small matrices: threads only contend
@@ -306,7 +311,7 @@ def main() -> None:
         pairings = [(a, b, args.pairs) for a, b, _ in pairings]
     print(HEADER, flush=True)
     command = " ".join(["python -m benchmarks.variance", *sys.argv[1:]])
-    result = run(pairings, args.workers, args.seed, args.draws, args.rollouts, command, args.any_pairing)
+    result = run(pairings, args.workers, args.seed, args.draws, args.rollouts, command, args.any_pairing, args.playouts)
     write(result, args.out or OUT)
 
 

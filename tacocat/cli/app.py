@@ -290,6 +290,9 @@ def match_command(
         help="With --value/--reduce: rollouts of the round per chance expectation past the replace phase "
         "(default 0: the value file alone; docs/EVALUATION.md says when they pay).",
     ),
+    playouts: int = typer.Option(
+        1, "--playouts", min=1, help="With --rollouts: playouts averaged per value where an agent samples its moves."
+    ),
 ) -> None:
     """Play a duplicate match between two agents and print the result."""
     from tacocat.evaluation.game_files import game_to_dict
@@ -314,6 +317,7 @@ def match_command(
         keep_records=save_games is not None,
         value_file=value_file,
         rollouts=ROLLOUTS if rollouts is None else rollouts,
+        playouts=playouts,
     )
     _console().print(match_table(result))
     if json_path is not None:

@@ -341,21 +341,25 @@ class DealChunk:
     value_file: str | None = None
     draws: int = 0
     rollouts: int = ROLLOUTS
+    playouts: int = 1
 
 
-def reducer_for(value_file: str | None, config: RulesConfig, draws: int = 0, rollouts: int = ROLLOUTS) -> AIVAT | None:
+def reducer_for(
+    value_file: str | None, config: RulesConfig, draws: int = 0, rollouts: int = ROLLOUTS, playouts: int = 1
+) -> AIVAT | None:
     """The variance-reduced estimator of a value file (checked against `config`: one-line
     `tacocat.evaluation.variance.ValueFileError` otherwise), None without one; `draws`: its
-    sampled decision terms (`AIVAT.draws`); `rollouts`: its round rollouts (`AIVAT.rollouts`)."""
+    sampled decision terms (`AIVAT.draws`); `rollouts`, `playouts`: its round rollouts
+    (`AIVAT.rollouts`, `AIVAT.playouts`)."""
     if value_file is None:
         return None
-    return AIVAT(config, load_value_net(value_file, config), draws=draws, rollouts=rollouts)
+    return AIVAT(config, load_value_net(value_file, config), draws=draws, rollouts=rollouts, playouts=playouts)
 
 
 def _play_chunk(chunk: DealChunk) -> tuple[Any, list[DealResult]]:
     a = make_agent(chunk.agent_a)
     b = make_agent(chunk.agent_b)
-    reducer = reducer_for(chunk.value_file, chunk.config, chunk.draws, chunk.rollouts)
+    reducer = reducer_for(chunk.value_file, chunk.config, chunk.draws, chunk.rollouts, chunk.playouts)
     return chunk.key, [play_deal(a, b, chunk.seed, k, chunk.config, chunk.keep_records, reducer) for k in chunk.deals]
 
 
@@ -491,6 +495,7 @@ def match(
     value_file: str | Path | None = None,
     draws: int = 0,
     rollouts: int = ROLLOUTS,
+    playouts: int = 1,
 ) -> MatchResult:
     """A duplicate match: `deal_pairs` deal pairs (2 * deal_pairs games), seats swapped in each pair.
 
@@ -502,13 +507,14 @@ def match(
     it was trained for other rules or another feature size); `draws`: actions drawn per decision
     of an agent whose probabilities are unknown, for its sampled terms (`AIVAT.draws`, 0: none);
     `rollouts`: the reduction's round rollouts past the replace phase (`AIVAT.rollouts`, 0: the
-    value file alone). The result is identical for any `workers` (see the module docstring).
+    value file alone), with `playouts` playouts averaged per value where an agent samples
+    (`AIVAT.playouts`). The result is identical for any `workers` (see the module docstring).
     """
     if deal_pairs < 1:
         raise ValueError(f"deal_pairs must be >= 1, got {deal_pairs}")
     cfg = config if isinstance(config, RulesConfig) else make_config(config)
     value = None if value_file is None else str(value_file)
-    reducer = reducer_for(value, cfg, draws, rollouts)
+    reducer = reducer_for(value, cfg, draws, rollouts, playouts)
     spec_a, spec_b = agent_spec(agent_a), agent_spec(agent_b)
     if reducer is not None and isinstance(reducer.value, ValueNet):  # a seated file: this pairing's, before any game
         reducer.value.for_seating((spec_a, spec_b))
@@ -521,7 +527,7 @@ def match(
                     f"rebuild them with make_agent), got an instance {agent!r}"
                 )
         chunks = [
-            DealChunk("match", spec_a, spec_b, seed, deals, cfg, keep_records, value, draws, rollouts)
+            DealChunk("match", spec_a, spec_b, seed, deals, cfg, keep_records, value, draws, rollouts, playouts)
             for deals in split_deals(deal_pairs, workers)
         ]
         deals = run_chunks(chunks, workers, progress, desc=f"{spec_a} vs {spec_b}")["match"]

@@ -51,7 +51,9 @@ so their moves in the duel and the play no longer move U; the expectation over t
 by the replacement that ends the replace phase is then a mean over rollouts, exact over every
 draw when there are at most `rollouts` of them, else over `rollouts` sampled draws. A rollout
 is random only through the estimator's own generators, independent of the game, so the terms
-keep expectation zero and the estimate stays unbiased. The agents act on their input alone
+keep expectation zero and the estimate stays unbiased. Where an agent samples its moves, a
+playout is one draw of the round: `playouts` > 1 averages that many per value (a pair of
+deterministic agents gets one, since every playout would be the same). The agents act on their input alone
 (`AgentInput`: a copy that jumps into a state plays as the original would).
 
 The value is a `ValueFunction`: a callable from a matrix of `ValueFeatures` rows to player_0's
@@ -545,7 +547,7 @@ class AIVAT:
     leave those decisions uncorrected; `require_policies`: with `draws=0`, refuse such agents
     instead; `rollouts`: the round played out by copies of the agents past the replace phase,
     with at most that many rollouts per chance expectation (module docstring), 0 for the value
-    alone."""
+    alone; `playouts`: the playouts averaged per rollout value where an agent samples."""
 
     def __init__(
         self,
@@ -556,11 +558,12 @@ class AIVAT:
         draws: int = DRAWS,
         require_policies: bool = False,
         rollouts: int = ROLLOUTS,
+        playouts: int = 1,
     ) -> None:
         if samples < 1 or max_outcomes < 1:
             raise ValueError(f"samples and max_outcomes must be >= 1, got {samples} and {max_outcomes}")
-        if draws < 0 or rollouts < 0:
-            raise ValueError(f"draws and rollouts must be >= 0, got {draws} and {rollouts}")
+        if draws < 0 or rollouts < 0 or playouts < 1:
+            raise ValueError(f"draws and rollouts must be >= 0 and playouts >= 1, got {draws}, {rollouts}, {playouts}")
         self.rules = rules
         self.ruleset = compile_rules(rules)
         self.features = ValueFeatures(self.ruleset)
@@ -570,6 +573,7 @@ class AIVAT:
         self.draws = draws
         self.require_policies = require_policies
         self.rollouts = rollouts
+        self.playouts = playouts
         self.payoffs = RoundPayoffs(self.ruleset)
         self._deals: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}
 
@@ -703,7 +707,9 @@ class AIVAT:
         rollout = None
         if self.rollouts > 0:
             stream = np.random.default_rng(np.random.SeedSequence([int(seed), 0x52, 0x0111]))
-            rollout = RoundRollout([agent_copy(agent) for agent in agents], payoffs, stream)
+            deterministic = all(policy is None for policy in policies)
+            playouts = 1 if deterministic else self.playouts
+            rollout = RoundRollout([agent_copy(agent) for agent in agents], payoffs, stream, playouts)
         history = rollout is not None  # a copy that plays on needs the round's public events
         state = new_game(self.rules, seed)
         outcome = 0.0
@@ -744,18 +750,25 @@ class AIVAT:
 
 class RoundRollout:
     """The round played out from a state past its last chance event by copies of the two agents
-    (`agents[p]` plays player p), valued by `payoffs` at the outcome reached (module
-    docstring); each rollout resets the copies with fresh generators from `rng`."""
+    (`agents[p]` plays player p), valued by `payoffs` at the outcome reached and averaged over
+    `playouts` playouts (module docstring); each playout resets the copies with fresh
+    generators from `rng`."""
 
-    def __init__(self, agents: Sequence[Agent], payoffs: RoundPayoffs, rng: np.random.Generator) -> None:
+    def __init__(
+        self, agents: Sequence[Agent], payoffs: RoundPayoffs, rng: np.random.Generator, playouts: int = 1
+    ) -> None:
         self.agents = list(agents)
         self.payoffs = payoffs
         self.rng = rng
+        self.playouts = playouts
 
     def __call__(self, state: GameState) -> float:
-        """Player_0's value of the rest of the game from `state`: the payoff of the outcome of
-        the running round when the agents finish it."""
+        """Player_0's value of the rest of the game from `state`: the mean payoff of the
+        outcomes of the running round when the agents finish it."""
         payoff = self.payoffs(self.payoffs.features(state)[None, :])[0]
+        return sum(self._playout(state, payoff) for _ in range(self.playouts)) / self.playouts
+
+    def _playout(self, state: GameState, payoff: np.ndarray) -> float:
         play = state.clone(rng=np.random.default_rng(0))  # no card is drawn before the round ends
         for player, agent in enumerate(self.agents):
             agent.reset(player, np.random.default_rng(int(self.rng.integers(2**63))))
