@@ -273,6 +273,17 @@ def test_sampled_draws_leave_the_game_and_the_agents_untouched_and_see_only_thei
 # ---------------------------------------------------------------------------------------
 # round rollouts
 # ---------------------------------------------------------------------------------------
+def seat0_estimates(rules, a, b, estimators, pairs, seed):
+    """For each estimator, the reduced returns of the games with `a` in seat 0 over `pairs`
+    deals: the same games valued by each."""
+    out: list[list[float]] = [[] for _ in estimators]
+    for k in range(pairs):
+        record = play_deal(a, b, seed, k, rules, keep_records=True).records[0]
+        for estimates, estimator in zip(out, estimators, strict=True):
+            estimates.append(estimator.estimate(deal_seed(seed, k), record.actions, (a, b))[1])
+    return out
+
+
 def test_rollouts_keep_the_estimate_unbiased_in_each_seat():
     """random (uniform, its decisions corrected) against planner on tiny with the round played
     out past the replace phase (4 rollouts per expectation): the exact expected return lies
@@ -298,12 +309,9 @@ def test_rollouts_of_deterministic_agents_remove_the_variance_of_their_play():
     exact = policy_values(tree, combine(tree, agent_policy(tree, "planner"), agent_policy(tree, "counter")))[0]
     a, b = make_agent("planner"), make_agent("counter")
     value = hand_value(SKIRMISH)
-    alone, rolled = AIVAT(SKIRMISH, value), AIVAT(SKIRMISH, value, rollouts=16)
-    reduced, played_out = [], []
-    for k in range(80):
-        record = play_deal(a, b, 3, k, SKIRMISH, keep_records=True).records[0]
-        reduced.append(alone.estimate(deal_seed(3, k), record.actions, (a, b))[1])
-        played_out.append(rolled.estimate(deal_seed(3, k), record.actions, (a, b))[1])
+    reduced, played_out = seat0_estimates(
+        SKIRMISH, a, b, (AIVAT(SKIRMISH, value), AIVAT(SKIRMISH, value, rollouts=16)), 80, seed=3
+    )
     _, low, high = mean_interval(np.array(played_out))
     assert low <= exact <= high, (exact, low, high)
     assert np.var(played_out) < 0.6 * np.var(reduced), (np.var(played_out), np.var(reduced))
@@ -316,13 +324,9 @@ def test_playouts_average_the_rollouts_of_an_agent_that_samples():
     tree = load_tree(TINY)
     exact = policy_values(tree, combine(tree, agent_policy(tree, "random"), agent_policy(tree, "planner")))[0]
     value = hand_value(TINY)
-    one, eight = AIVAT(TINY, value, rollouts=4), AIVAT(TINY, value, rollouts=4, playouts=8)
     a, b = make_agent("random"), make_agent("planner")
-    single, averaged = [], []
-    for k in range(100):
-        record = play_deal(a, b, 2, k, TINY, keep_records=True).records[0]
-        single.append(one.estimate(deal_seed(2, k), record.actions, (a, b))[1])
-        averaged.append(eight.estimate(deal_seed(2, k), record.actions, (a, b))[1])
+    estimators = (AIVAT(TINY, value, rollouts=4), AIVAT(TINY, value, rollouts=4, playouts=8))
+    single, averaged = seat0_estimates(TINY, a, b, estimators, 100, seed=2)
     _, low, high = mean_interval(np.array(averaged))
     assert low <= exact <= high, (exact, low, high)
     assert np.var(averaged) < 0.8 * np.var(single), (np.var(averaged), np.var(single))

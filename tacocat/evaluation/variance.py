@@ -347,13 +347,13 @@ def load_value_net(path: str | Path, rules: RulesConfig) -> ValueNet:
         net = ValueNet(weights, biases, arrays["mean"], arrays["std"], meta, RoundPayoffs(compile_rules(rules)))
         if "pairing" in meta:
             _check_seated(meta)
-            net = net.for_seating(net.pairing)
-        shapes_ok = layers > 0 and net.probabilities(np.zeros((1, want["feature_size"]))).shape == (1, ROUND_OUTCOMES)
+        bound = replace(net, seat=1.0) if "pairing" in meta else net  # a seated file reads one more input
+        shapes_ok = layers > 0 and bound.probabilities(np.zeros((1, want["feature_size"]))).shape == (1, ROUND_OUTCOMES)
     except (KeyError, ValueError, TypeError) as err:
         raise ValueFileError(f"{path} has malformed layers ({err})") from None
     if not shapes_ok:
         raise ValueFileError(f"{path} has malformed layers (not {ROUND_OUTCOMES} round outcomes)")
-    return replace(net, seat=None, payoffs=RoundPayoffs(compile_rules(rules)))
+    return net
 
 
 def _check_seated(meta: dict[str, Any]) -> None:
@@ -361,9 +361,11 @@ def _check_seated(meta: dict[str, Any]) -> None:
     pairing, shares = meta.get("pairing"), meta.get("p0_wins")
     if not (isinstance(pairing, list) and len(pairing) == 2 and all(isinstance(spec, str) for spec in pairing)):
         raise ValueError(f"pairing {pairing!r} is not two agent specs")
-    if not (isinstance(shares, list) and len(shares) == 2 and all(isinstance(x, int | float) for x in shares)):
-        raise ValueError(f"p0_wins {shares!r} is not two probabilities")
-    if not all(0.0 <= x <= 1.0 for x in shares):
+    if not (
+        isinstance(shares, list)
+        and len(shares) == 2
+        and all(isinstance(x, int | float) and 0 <= x <= 1 for x in shares)
+    ):
         raise ValueError(f"p0_wins {shares!r} is not two probabilities")
 
 
@@ -575,18 +577,21 @@ class AIVAT:
         self.rollouts = rollouts
         self.playouts = playouts
         self.payoffs = RoundPayoffs(self.ruleset)
+        self._seated: dict[tuple[str | None, str | None], ValueNet] = {}
         self._deals: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}
 
     # -- chance ----------------------------------------------------------------------------
     def chance_distribution(
-        self, counts: Sequence[int], sizes: tuple[int, ...], rng: np.random.Generator
+        self, counts: Sequence[int], sizes: tuple[int, ...], rng: np.random.Generator, cap: int | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """(outcomes, weights) of drawing `sizes` cards in turn from `counts`: exact when it
-        fits in `max_outcomes`, else `samples` equally weighted draws from `rng`."""
-        exact = draw_outcomes(counts, sizes, self.max_outcomes)
+        fits in `cap` outcomes, else `cap` equally weighted draws from `rng` (by default
+        `max_outcomes` and `samples`)."""
+        exact = draw_outcomes(counts, sizes, self.max_outcomes if cap is None else cap)
         if exact is not None:
             return exact
-        return sample_outcomes(counts, sizes, self.samples, rng), np.full(self.samples, 1.0 / self.samples)
+        samples = self.samples if cap is None else cap
+        return sample_outcomes(counts, sizes, samples, rng), np.full(samples, 1.0 / samples)
 
     def _deal_distribution(self, size: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         if size not in self._deals:  # exact deals do not depend on the generator: cache them
@@ -616,29 +621,20 @@ class AIVAT:
         else:
             assert before is not None
             players = tuple(p for p in (0, 1) if before.replaced[p] is None and (after.replaced[p] or 0) > 0)
-        played_out = rollout is not None and after.phase is not Phase.REPLACE
         if not players:
             return self._future(after, value, rollout)
         if dealt:
             drawn = [np.asarray(after.hands[p]) for p in players]
             kept = [np.zeros(self.ruleset.n_values, dtype=np.int64) for _ in players]
+            pile = np.asarray(self.ruleset.copies)
         else:
             assert before is not None
             drawn = [np.asarray(after.hands[p]) - np.asarray(before.hands[p]) for p in players]
             kept = [np.asarray(before.hands[p]) for p in players]
-        if played_out:
-            assert rollout is not None
-            if dealt:
-                pile = np.asarray(self.ruleset.copies)
-            else:
-                pile = np.bincount(after.draw_pile, minlength=self.ruleset.n_values) + np.sum(drawn, axis=0)
-            sizes = tuple(int(d.sum()) for d in drawn)
-            exact = draw_outcomes(pile.tolist(), sizes, self.rollouts)
-            if exact is None:
-                outcomes = sample_outcomes(pile.tolist(), sizes, self.rollouts, rng)
-                weights = np.full(self.rollouts, 1.0 / self.rollouts)
-            else:
-                outcomes, weights = exact
+            pile = np.bincount(after.draw_pile, minlength=self.ruleset.n_values) + np.sum(drawn, axis=0)
+        sizes = tuple(int(d.sum()) for d in drawn)
+        if rollout is not None and after.phase is not Phase.REPLACE:  # played out, at most `rollouts` times
+            outcomes, weights = self.chance_distribution(pile.tolist(), sizes, rng, cap=self.rollouts)
             total = 0.0
             for outcome, weight in zip(outcomes, weights, strict=True):
                 twin = after.clone(rng=np.random.default_rng(0))
@@ -650,8 +646,7 @@ class AIVAT:
         if dealt:
             outcomes, weights = self._deal_distribution(after.deal_size, rng)
         else:
-            pile = np.bincount(after.draw_pile, minlength=self.ruleset.n_values) + np.sum(drawn, axis=0)
-            outcomes, weights = self.chance_distribution(pile, tuple(int(d.sum()) for d in drawn), rng)
+            outcomes, weights = self.chance_distribution(pile.tolist(), sizes, rng)
         batch = np.repeat(x[None, :], len(weights), axis=0)
         k = self.features.scale
         for i, p in enumerate(players):
@@ -701,9 +696,12 @@ class AIVAT:
                     )
         value: ValueFunction = self.value
         payoffs = self.payoffs
-        if isinstance(value, ValueNet):  # a seated file: bound to this game's seating
-            value = value.for_seating([agent.spec for agent in agents])
-            payoffs = value.payoffs
+        if isinstance(value, ValueNet):  # a seated file: bound to this game's seating (once per seating)
+            seating = (agents[0].spec, agents[1].spec)
+            if seating not in self._seated:
+                self._seated[seating] = value.for_seating(seating)
+            value = self._seated[seating]
+            payoffs = self._seated[seating].payoffs
         rollout = None
         if self.rollouts > 0:
             stream = np.random.default_rng(np.random.SeedSequence([int(seed), 0x52, 0x0111]))
