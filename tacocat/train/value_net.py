@@ -67,7 +67,7 @@ class ValueTraining:
 
     def __post_init__(self) -> None:
         if self.seated and len(self.pairings) != 1:
-            raise ValueError(f"a seated value file is trained on one pairing, got {len(self.pairings)}")
+            raise ValueError(f"a seated value file is trained on exactly one pairing (A,B), got {len(self.pairings)}")
 
 
 def play_samples(
@@ -261,8 +261,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             pairings = tuple((pair[0], pair[1]) for pair in split)
         if args.games < 1 or args.epochs < 1:
             raise ValueError("--games and --epochs must be >= 1")
-        if args.seated and len(args.pairing or []) != 1:
-            raise ValueError("--seated trains a file for one pairing: give exactly one --pairing A,B")
         training = ValueTraining(rules, pairings, args.games, args.seed, epochs=args.epochs, seated=args.seated)
     except (ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
