@@ -16,7 +16,9 @@ unknown (`counter`, `search`) get sampled terms from K draws each (`AIVAT.draws`
 default: uncorrected), recorded in the file. `--rollouts K`: past the replace phase the round is
 played out by copies of the two agents, K rollouts per chance expectation (`AIVAT.rollouts`; 0,
 the default: the value file alone), with `--playouts P` playouts averaged per value where an
-agent samples (`AIVAT.playouts`), recorded in the file. Prints a stamped table and writes
+agent samples (`AIVAT.playouts`), and `--stand-in AGENT@STAND_IN` (repeatable): STAND_IN plays
+AGENT's part in the rollouts (`AIVAT.stand_ins`), all recorded in the file. Prints a stamped
+table and writes
 docs/results/variance.json.
 
 `--exact PRESET`: the unbiasedness check on an enumerable preset, with the shipped value file
@@ -46,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from tacocat.evaluation.matches import match
-from tacocat.evaluation.variance import shipped_value_file
+from tacocat.evaluation.variance import Reduction, parse_stand_in, shipped_value_file
 from tacocat.game.config import make_config
 from tacocat.stamp import describe, stamp
 
@@ -75,12 +77,12 @@ def run(
     pairings: list[tuple[str, str, int]],
     workers: int,
     seed: int,
-    draws: int,
-    rollouts: int,
+    options: dict[str, Any],
     command: str,
     any_pairing: bool = False,
-    playouts: int = 1,
 ) -> dict[str, Any]:
+    """The published table: `options` are the `Reduction`'s beside its value file (draws,
+    rollouts, playouts, stand_ins)."""
     rules = make_config(None)
     rows = []
     used: dict[str, dict[str, Any]] = {}
@@ -98,10 +100,7 @@ def run(
             workers=workers,
             config=rules,
             progress=False,
-            value_file=value,
-            draws=draws,
-            rollouts=rollouts,
-            playouts=playouts,
+            reduction=Reduction(str(value), **options),
         )
         plain, reduced = np.asarray(result.deal_returns), np.asarray(result.deal_reduced)
         rows.append(
@@ -125,9 +124,7 @@ def run(
         "variance (the factor of deal pairs saved at equal width), bootstrap 95% interval over deal pairs",
         "command": command,
         "seed": seed,
-        "draws": draws,
-        "rollouts": rollouts,
-        "playouts": playouts,
+        **{key: dict(value) if key == "stand_ins" else value for key, value in options.items()},
         "value_files": used,
         "stamp": stamp(rules),
         "rows": rows,
@@ -177,8 +174,7 @@ def exact_check(preset: str, pairs: int, workers: int, seed: int, rollouts: int)
         workers=workers,
         config=rules,
         progress=False,
-        value_file=value,
-        rollouts=rollouts,
+        reduction=Reduction(str(value), rollouts=rollouts),
     )
     row = {
         "preset": preset,
@@ -287,6 +283,9 @@ def main() -> None:
     parser.add_argument("--rollouts", type=int, default=0, help="round rollouts per expectation (AIVAT.rollouts)")
     parser.add_argument("--playouts", type=int, default=1, help="playouts per rollout value (AIVAT.playouts)")
     parser.add_argument("--any-pairing", action="store_true", help="the value file for any pairing, never a seated one")
+    parser.add_argument(
+        "--stand-in", action="append", default=[], help="AGENT@STAND_IN: who plays AGENT's rollouts (AIVAT.stand_ins)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # the worker processes' small matrices: threads only contend
     if args.exact is not None:
@@ -311,7 +310,12 @@ def main() -> None:
         pairings = [(a, b, args.pairs) for a, b, _ in pairings]
     print(HEADER, flush=True)
     command = " ".join(["python -m benchmarks.variance", *sys.argv[1:]])
-    result = run(pairings, args.workers, args.seed, args.draws, args.rollouts, command, args.any_pairing, args.playouts)
+    try:
+        stand_ins = tuple(parse_stand_in(text) for text in args.stand_in)
+    except ValueError as err:
+        parser.error(str(err))
+    options = {"draws": args.draws, "rollouts": args.rollouts, "playouts": args.playouts, "stand_ins": stand_ins}
+    result = run(pairings, args.workers, args.seed, options, command, args.any_pairing)
     write(result, args.out or OUT)
 
 

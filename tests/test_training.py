@@ -457,10 +457,10 @@ def test_evaluate_and_compare_take_a_finished_run_from_the_cli(smoke_run, tmp_pa
     assert result.exit_code == 0, result.output
     compared = json.loads((out / "compare.json").read_text())
     assert compared["difference_a_minus_b"] == 0 and compared["a"]["backend"] == "sb3"
-    assert "reduced_return" not in compared["a"] and "value_file" not in compared
+    assert "reduced_return" not in compared["a"] and "reduction" not in compared
     # --reduce: each run's variance-reduced return is the match's own, and their difference is paired
     from tacocat.evaluation.matches import match
-    from tacocat.evaluation.variance import shipped_value_file
+    from tacocat.evaluation.variance import Reduction, shipped_value_file
     from tacocat.train.policy import run_policy
     from tacocat.train.run_dir import load_run_config
 
@@ -469,18 +469,19 @@ def test_evaluate_and_compare_take_a_finished_run_from_the_cli(smoke_run, tmp_pa
     assert result.exit_code == 0 and "Variance-reduced (AIVAT) return A - B = +0.0000" in result.output, result.output
     compared = json.loads((tmp_path / "reduced" / "compare.json").read_text())
     value_file = shipped_value_file(load_run_config(smoke_run).rules_config)
-    alone = match(run_policy(smoke_run).spec(smoke_run), "random", 3, seed=2, progress=False, value_file=value_file)
+    reduction = Reduction(str(value_file))
+    alone = match(run_policy(smoke_run).spec(smoke_run), "random", 3, seed=2, progress=False, reduction=reduction)
     assert compared["a"]["reduced_return"] == pytest.approx(alone.reduced_return_a, abs=1e-12)
-    assert compared["value_file"] == str(value_file) and compared["reduced_return_paired95"] == [0.0, 0.0]
+    assert compared["reduction"] == reduction.to_dict() and compared["reduced_return_paired95"] == [0.0, 0.0]
     # evaluate with a value file: each row's reduced return is the match's own
     from tacocat.train.evaluation import evaluate_run
 
     config = load_run_config(run_dir)
     final = [opponent.model_copy(update={"deal_pairs": 2}) for opponent in config.eval.final[:1]]
     config = config.model_copy(update={"eval": config.eval.model_copy(update={"final": final})})
-    (row,) = evaluate_run(run_dir, config, progress=False, value_file=str(value_file))
+    (row,) = evaluate_run(run_dir, config, progress=False, reduction=reduction)
     learner = run_policy(run_dir).spec(run_dir)
-    alone = match(learner, "random", 2, seed=config.eval.seed + 1, progress=False, value_file=value_file)
+    alone = match(learner, "random", 2, seed=config.eval.seed + 1, progress=False, reduction=reduction)
     assert row["reduced_return"] == pytest.approx(alone.reduced_return_a, abs=1e-12)
     assert "reduced (AIVAT)" in (run_dir / "final_eval.md").read_text()
     (run_dir / "final.json").unlink()

@@ -22,7 +22,7 @@ from optuna.trial import TrialState
 from typer.testing import CliRunner
 
 from tacocat.cli.app import app
-from tacocat.evaluation.variance import MODELS
+from tacocat.evaluation.variance import MODELS, Reduction
 from tacocat.train.compare import compare_runs
 from tacocat.train.config import load_experiment
 from tacocat.train.tune.config import (
@@ -346,9 +346,44 @@ def test_pruner_is_configurable():
             SPACE,
             "value_file is read by measure reduced_return only, the measure is return",
         ),
+        (
+            {"measure": "return", "rollouts": 16},
+            TINY_TRIAL,
+            SPACE,
+            "rollouts is read by measure reduced_return only, the measure is return",
+        ),
+        (
+            {"measure": "reduced_return", "playouts": 4},
+            TINY_TRIAL,
+            SPACE,
+            "objective: playouts shape the rollouts, which are off: give rollouts > 0",
+        ),
+        (
+            {"measure": "reduced_return", "rollouts": 4, "stand_ins": {"counter": "planner"}},
+            TINY_TRIAL,
+            SPACE,
+            "objective.stand_ins: counter is not one of eval.opponents (random)",
+        ),
+        (
+            {"measure": "reduced_return", "rollouts": 4, "stand_ins": {"random": "nobody"}},
+            TINY_TRIAL,
+            SPACE,
+            "objective: unknown agent 'nobody'",
+        ),
         ({"measure": "aivat"}, TINY_TRIAL, SPACE, "objective.measure"),
     ],
-    ids=["missing", "other-rules", "no-shipped-file", "searched-rules", "not-reduced", "unknown"],
+    ids=[
+        "missing",
+        "other-rules",
+        "no-shipped-file",
+        "searched-rules",
+        "not-reduced",
+        "rollouts-not-reduced",
+        "playouts-without-rollouts",
+        "stand-in-not-an-opponent",
+        "stand-in-unknown",
+        "unknown",
+    ],
 )
 def test_an_objective_that_cannot_be_measured_is_one_clear_error_and_nothing_is_written(
     tmp_path, objective, trial, space, words
@@ -362,14 +397,16 @@ def test_an_objective_that_cannot_be_measured_is_one_clear_error_and_nothing_is_
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tune.yaml"]  # no study folder, no database
 
 
-def test_the_value_file_is_found_next_to_the_tune_file_or_shipped(tmp_path):
-    assert load_tune(write_tune(tmp_path)).value_file() is None  # the win rate reads none
+def test_the_reduction_reads_the_value_file_next_to_the_tune_file_or_the_shipped_one(tmp_path):
+    assert load_tune(write_tune(tmp_path)).reduction() is None  # the win rate reads none
     shipped = load_tune(write_tune(tmp_path, objective={"measure": "reduced_return"}))
-    assert shipped.value_file() == str(MODELS / "value_default.npz")
+    assert shipped.reduction() == Reduction(str(MODELS / "value_default.npz"))
     (tmp_path / "values").mkdir()
     (tmp_path / "values" / "mine.npz").write_bytes((MODELS / "value_default.npz").read_bytes())
-    given = load_tune(write_tune(tmp_path, objective={"measure": "reduced_return", "value_file": "values/mine.npz"}))
-    assert given.value_file() == str(tmp_path / "values" / "mine.npz")
+    objective = {"measure": "reduced_return", "value_file": "values/mine.npz", "rollouts": 8, "playouts": 2}
+    given = load_tune(write_tune(tmp_path, objective={**objective, "stand_ins": {"random": "planner"}}))
+    mine = str(tmp_path / "values" / "mine.npz")
+    assert given.reduction() == Reduction(mine, rollouts=8, playouts=2, stand_ins=(("random", "planner"),))
 
 
 def test_a_study_keeps_the_measure_its_trials_were_scored_by(tmp_path):
@@ -506,7 +543,7 @@ def test_the_objective_is_the_mean_of_the_chosen_measure_over_the_opponents(tmp_
     out = tmp_path / "study"
     summary = (out / "summary.md").read_text()
     assert f"- objective: {label} of the final model" in summary and "win rate of the final" not in summary
-    assert (f"value file `{MODELS / 'value_trio_decided.npz'}`" in summary) == (measure == "reduced_return")
+    assert ("reduced with value file value_trio_decided.npz" in summary) == (measure == "reduced_return")
     assert f"(objective {done.value:.4f}, the {label}, at the trial budget" in (out / "best_config.yaml").read_text()
 
 

@@ -14,6 +14,7 @@ from tacocat.evaluation import variance
 from tacocat.evaluation.matches import match
 from tacocat.evaluation.variance import (
     AIVAT,
+    Reduction,
     RoundPayoffs,
     ValueFeatures,
     ValueFileError,
@@ -90,10 +91,10 @@ def test_matches_use_a_seated_file_for_its_pairing_and_refuse_it_for_another(tmp
     match of another pairing, or a consumer of several pairings, is refused before any game."""
     path = tmp_path / "seated.npz"
     seated_net(TINY).save(path)
-    result = match("planner", "random", 20, seed=1, config=TINY, progress=False, value_file=path)
+    result = match("planner", "random", 20, seed=1, config=TINY, progress=False, reduction=Reduction(str(path)))
     assert result.reduced_ci is not None
     with pytest.raises(ValueFileError, match="not for planner vs counter"):
-        match("planner", "counter", 2, seed=1, config=TINY, progress=False, value_file=path)
+        match("planner", "counter", 2, seed=1, config=TINY, progress=False, reduction=Reduction(str(path)))
     with pytest.raises(ValueFileError, match="not for games of any pairing"):
         resolve_value_file(path, TINY)
     rules = tmp_path / "tiny.yaml"

@@ -25,13 +25,16 @@ from tacocat.evaluation.matches import deal_seed, match, play_deal
 from tacocat.evaluation.stats import mean_interval
 from tacocat.evaluation.variance import (
     AIVAT,
+    Reduction,
     RoundPayoffs,
     UnknownPolicyError,
     ValueFeatures,
     ValueFileError,
     ValueNet,
+    describe_reduction,
     draw_outcomes,
     load_value_net,
+    parse_stand_in,
     policy_of,
     sample_outcomes,
     value_meta,
@@ -359,6 +362,87 @@ def test_rollouts_leave_the_game_and_the_agents_untouched():
 
 
 # ---------------------------------------------------------------------------------------
+# stand-ins in the rollouts
+# ---------------------------------------------------------------------------------------
+def test_a_stand_in_plays_the_rollouts_and_the_estimate_stays_unbiased_in_each_seat():
+    """random (its decisions corrected with its own probabilities) against planner on tiny,
+    random's part of the rollouts played by planner: the exact value lies inside the interval
+    in each seat, and in seat 0 the deterministic stand-in more than halves the variance of
+    random's own rollouts on the same games."""
+    tree = load_tree(TINY)
+    random_rows, planner_rows = agent_policy(tree, "random"), agent_policy(tree, "planner")
+    exact = (
+        policy_values(tree, combine(tree, random_rows, planner_rows))[0],
+        policy_values(tree, combine(tree, planner_rows, random_rows))[1],
+    )
+    value = hand_value(TINY)
+    stand_in = AIVAT(TINY, value, rollouts=4, stand_ins={"random": "planner"})
+    assert type(stand_in.rollout_agent(make_agent("random"))) is PlannerAgent
+    planner = make_agent("planner")
+    assert type(stand_in.rollout_agent(planner)) is PlannerAgent and stand_in.rollout_agent(planner) is not planner
+    for seat, reduced in enumerate(seat_estimates(TINY, "random", "planner", stand_in, 120)):
+        _, low, high = mean_interval(reduced)
+        assert low <= exact[seat] <= high, (seat, exact[seat], low, high)
+    a, b = make_agent("random"), make_agent("planner")
+    own, stood_in = seat0_estimates(TINY, a, b, (AIVAT(TINY, value, rollouts=4), stand_in), 100, seed=2)
+    assert np.var(stood_in) < 0.6 * np.var(own), (np.var(stood_in), np.var(own))
+    _, low, high = mean_interval(np.array(stood_in))
+    assert low <= exact[0] <= high, (exact[0], low, high)
+    playouts = AIVAT(TINY, value, rollouts=4, playouts=8, stand_ins={"random": "planner"})
+    record = play_deal(a, b, 2, 0, TINY, keep_records=True).records[0]
+    both = [estimator.estimate(deal_seed(2, 0), record.actions, (a, b)) for estimator in (stand_in, playouts)]
+    assert both[0] == both[1]  # two deterministic players in the rollouts: one playout is every playout
+
+
+def test_a_reduction_refuses_options_that_do_not_fit_in_one_line():
+    with pytest.raises(ValueError, match="playouts shape the rollouts, which are off"):
+        Reduction("v.npz", playouts=4)
+    with pytest.raises(ValueError, match="stand-ins shape the rollouts, which are off"):
+        Reduction("v.npz", stand_ins=(("random", "planner"),))
+    with pytest.raises(ValueError, match="one stand-in per agent: random named twice"):
+        Reduction("v.npz", rollouts=4, stand_ins=(("random", "planner"), ("random", "highcard")))
+    with pytest.raises(ValueError, match="draws and rollouts must be >= 0"):
+        Reduction("v.npz", rollouts=-1)
+    with pytest.raises(ValueError, match="unknown agent 'nobody'"):
+        AIVAT(TINY, hand_value(TINY), rollouts=4, stand_ins={"random": "nobody"})
+    assert parse_stand_in("champion:deterministic=false@champion") == ("champion:deterministic=false", "champion")
+    for text in ("champion", "@champion", "champion@", " @ "):
+        with pytest.raises(ValueError, match="a stand-in is AGENT@STAND_IN"):
+            parse_stand_in(text)
+    reduction = Reduction("/x/v.npz", rollouts=16, playouts=2, stand_ins=(("search", "counter"),))
+    assert describe_reduction(reduction.to_dict()) == (
+        "value file v.npz, 16 rollouts x 2 playouts, counter plays search's rollouts"
+    )
+
+
+def test_cli_match_takes_rollouts_and_stand_ins_and_refuses_them_without_a_reduction(tmp_path):
+    """--rollouts, --playouts and --stand-in reach the match and its JSON; given without
+    --reduce, or a stand-in for an agent not in the match: one line, exit 2, nothing written."""
+    rules = tmp_path / "trio_decided.yaml"
+    rules.write_text(json.dumps(preset_config("trio_decided").model_dump(mode="json")))
+    out = tmp_path / "out.json"
+    base = ["match", "random", "planner", "-n", "3", "--rules", str(rules), "--no-progress", "--json", str(out)]
+    runner = CliRunner()
+    shown = runner.invoke(app, [*base, "--reduce", "--rollouts", "4", "--stand-in", "random@planner"])
+    assert shown.exit_code == 0, shown.output
+    assert "4 rollouts, planner plays random's rollouts" in shown.output
+    summary = json.loads(out.read_text())
+    assert summary["reduction"]["rollouts"] == 4 and summary["reduction"]["stand_ins"] == {"random": "planner"}
+    out.unlink()
+    for extra, words in (
+        (["--rollouts", "4"], "shapes the variance reduction, which is off"),
+        (["--stand-in", "random@planner", "--rollouts", "4"], "shapes the variance reduction, which is off"),
+        (["--reduce", "--rollouts", "4", "--stand-in", "counter@planner"], "counter is not an opponent"),
+        (["--reduce", "--rollouts", "4", "--stand-in", "random@nobody"], "unknown agent 'nobody'"),
+        (["--reduce", "--stand-in", "random@planner"], "stand-ins shape the rollouts, which are off"),
+        (["--reduce", "--rollouts", "4", "--stand-in", "random"], "a stand-in is AGENT@STAND_IN"),
+    ):
+        refused = runner.invoke(app, [*base, *extra])
+        assert refused.exit_code == 2 and words in refused.output, (extra, refused.output)
+        assert "Traceback" not in refused.output and not out.exists()
+
+
+# ---------------------------------------------------------------------------------------
 # the value file
 # ---------------------------------------------------------------------------------------
 def small_net(rules, seed=0) -> ValueNet:
@@ -425,7 +509,7 @@ def test_value_file_round_trip_and_refusals(tmp_path):
 def test_match_reports_the_reduced_return_and_the_cli_refuses_a_foreign_value_file(tmp_path):
     path = tmp_path / "v.npz"
     small_net(TINY).save(path)
-    result = match("random", "planner", 30, seed=3, config=TINY, progress=False, value_file=path)
+    result = match("random", "planner", 30, seed=3, config=TINY, progress=False, reduction=Reduction(str(path)))
     plain = match("random", "planner", 30, seed=3, config=TINY, progress=False)
     assert result.deal_returns == plain.deal_returns and plain.reduced_ci is None
     assert result.reduced_ci is not None and result.reduced_ci[0] < result.reduced_return_a < result.reduced_ci[1]

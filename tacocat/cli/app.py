@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -101,12 +102,28 @@ def _root(
 
 
 RulesOption = typer.Option(None, "--rules", help="Rules config YAML (default: RULES_REFERENCE defaults).")
-#: the variance-reduced return (`_value_file`), in every command that plays matches against a fixed opponent
+#: the variance-reduced return (`_reduction`), in every command that plays matches against a fixed opponent
 ValueOption = typer.Option(None, "--value", help="Value file for the variance-reduced return (implies --reduce).")
 ReduceOption = typer.Option(
     False,
     "--reduce/--no-reduce",
     help="Also report the variance-reduced (AIVAT) return beside the plain one (the shipped value file).",
+)
+RolloutsOption = typer.Option(
+    0,
+    "--rollouts",
+    min=0,
+    help="With --value/--reduce: rollouts of the round per chance expectation past the replace phase "
+    "(0: the value file alone; docs/EVALUATION.md says when they pay).",
+)
+PlayoutsOption = typer.Option(
+    1, "--playouts", min=1, help="With --rollouts: playouts averaged per value where an agent samples its moves."
+)
+StandInOption = typer.Option(
+    None,
+    "--stand-in",
+    help="With --rollouts: AGENT@STAND_IN, STAND_IN plays AGENT's part in the rollouts, e.g. "
+    "champion:deterministic=false@champion (repeatable; AGENT: an opponent of the matches).",
 )
 
 
@@ -239,29 +256,62 @@ def match_table(result) -> Table:
 def return_text(result) -> str:
     """A's mean return per game with its paired interval, and the variance-reduced estimate
     beside it when the match had a value file."""
+    from tacocat.evaluation.variance import describe_reduction
+
     low, high = result.return_ci
     text = f"mean return A {result.mean_return_a:+.3f}  95% paired (deal pairs) [{low:+.3f}, {high:+.3f}]"
     if result.reduced_ci is not None:
         low, high = result.reduced_ci
         text += (
             f"\nreduced (AIVAT) {result.reduced_return_a:+.3f}  95% paired [{low:+.3f}, {high:+.3f}]  "
-            f"variance ratio {result.variance_ratio():.2f}  (value file {Path(result.value_file).name})"
+            f"variance ratio {result.variance_ratio():.2f}  ({describe_reduction(result.reduction.to_dict())})"
         )
     return text
 
 
-def _value_file(value: Path | None, reduce: bool, cfg, pairing: tuple[str, str] | None = None) -> str | None:
-    """The value file of a match: --value (checked: one line if it does not fit the rules, or
-    is seated for another pairing than `pairing`; None: games of several pairings), else with
-    --reduce the shipped one for these rules and the pairing (one line if there is none)."""
-    from tacocat.evaluation.variance import ValueFileError, resolve_value_file
+def _reduction(
+    value: Path | None,
+    reduce: bool,
+    cfg,
+    opponents: Sequence[str],
+    pairing: tuple[str, str] | None = None,
+    rollouts: int = 0,
+    playouts: int = 1,
+    stand_ins: Sequence[str] | None = None,
+):
+    """The variance reduction of a command's matches (`tacocat.evaluation.variance.Reduction`),
+    None without --value or --reduce. The value file: --value (checked: one line if it does not
+    fit the rules, or is seated for another pairing than `pairing`; None: games of several
+    pairings), else with --reduce the shipped one for these rules and the pairing. --rollouts,
+    --playouts and --stand-in shape it (one line if given without it); a stand-in names one of
+    `opponents` and an agent that builds."""
+    from tacocat.agents.registry import make_agent
+    from tacocat.evaluation.variance import Reduction, ValueFileError, parse_stand_in, resolve_value_file
 
+    stand_ins = list(stand_ins or ())
     if value is None and not reduce:
+        shaping = "--stand-in" if stand_ins else "--playouts" if playouts > 1 else "--rollouts" if rollouts else None
+        if shaping is not None:
+            raise typer.BadParameter(
+                "it shapes the variance reduction, which is off: add --reduce or --value", param_hint=shaping
+            )
         return None
     try:
-        return str(resolve_value_file(value, cfg, pairing))
+        value_file = resolve_value_file(value, cfg, pairing)
     except ValueFileError as err:
         raise typer.BadParameter(str(err), param_hint="--reduce" if value is None else "--value") from None
+    try:
+        pairs = tuple(parse_stand_in(text) for text in stand_ins)
+        canonical = {make_agent(spec).spec: spec for spec in opponents}
+        for agent, _ in pairs:
+            if make_agent(agent).spec not in canonical:
+                raise ValueError(f"{agent} is not an opponent of these matches ({', '.join(opponents)})")
+        reduction = Reduction(str(value_file), rollouts=rollouts, playouts=playouts, stand_ins=pairs)
+        reduction.estimator(cfg)  # every stand-in builds
+    except ValueError as err:
+        hint = "--stand-in" if stand_ins else "--playouts"
+        raise typer.BadParameter(str(err), param_hint=hint) from None
+    return reduction
 
 
 @app.command("match")
@@ -283,29 +333,21 @@ def match_command(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
     value: Path | None = ValueOption,
     reduce: bool = ReduceOption,
-    rollouts: int | None = typer.Option(
-        None,
-        "--rollouts",
-        min=0,
-        help="With --value/--reduce: rollouts of the round per chance expectation past the replace phase "
-        "(default 0: the value file alone; docs/EVALUATION.md says when they pay).",
-    ),
-    playouts: int = typer.Option(
-        1, "--playouts", min=1, help="With --rollouts: playouts averaged per value where an agent samples its moves."
-    ),
+    rollouts: int = RolloutsOption,
+    playouts: int = PlayoutsOption,
+    stand_in: list[str] | None = StandInOption,
 ) -> None:
     """Play a duplicate match between two agents and print the result."""
     from tacocat.evaluation.game_files import game_to_dict
     from tacocat.evaluation.game_files import save_games as write_games
     from tacocat.evaluation.matches import match
-    from tacocat.evaluation.variance import ROLLOUTS
 
     cfg = _config(rules)
     _check_agent(agent_a, "AGENT_A", cfg)
     _check_agent(agent_b, "AGENT_B", cfg)
     _check_output_file(json_path, "--json")
     _check_output_file(save_games, "--save-games")
-    value_file = _value_file(value, reduce, cfg, (agent_a, agent_b))
+    reduction = _reduction(value, reduce, cfg, (agent_a, agent_b), (agent_a, agent_b), rollouts, playouts, stand_in)
     result = match(
         agent_a,
         agent_b,
@@ -315,9 +357,7 @@ def match_command(
         config=cfg,
         progress=progress,
         keep_records=save_games is not None,
-        value_file=value_file,
-        rollouts=ROLLOUTS if rollouts is None else rollouts,
-        playouts=playouts,
+        reduction=reduction,
     )
     _console().print(match_table(result))
     if json_path is not None:
@@ -598,6 +638,9 @@ def evaluate_command(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
     value: Path | None = ValueOption,
     reduce: bool = ReduceOption,
+    rollouts: int = RolloutsOption,
+    playouts: int = PlayoutsOption,
+    stand_in: list[str] | None = StandInOption,
 ) -> None:
     """Evaluate a finished run's final policy against its config's eval.final (the ladder), as
     `tacocat train --evaluate` does; writes final_eval.json and final_eval.md into the run."""
@@ -609,8 +652,9 @@ def evaluate_command(
     policy = run_policy(run_dir)
     if workers is not None:
         config = config.model_copy(update={"eval": config.eval.model_copy(update={"workers": workers})})
-    value_file = _value_file(value, reduce, config.rules_config)
-    rows = evaluate_run(run_dir, config, progress=progress, learner=policy.spec(run_dir), value_file=value_file)
+    opponents = [opponent.agent for opponent in config.eval.final]
+    reduction = _reduction(value, reduce, config.rules_config, opponents, None, rollouts, playouts, stand_in)
+    rows = evaluate_run(run_dir, config, progress=progress, learner=policy.spec(run_dir), reduction=reduction)
     print_table(rows, f"{config.name} (seed {config.seed}, backend {config.backend}) vs the ladder, duplicate format")
     typer.echo(f"wrote {run_dir / 'final_eval.json'} and {run_dir / 'final_eval.md'}")
 
@@ -627,6 +671,9 @@ def compare_command(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
     value: Path | None = ValueOption,
     reduce: bool = ReduceOption,
+    rollouts: int = RolloutsOption,
+    playouts: int = PlayoutsOption,
+    stand_in: list[str] | None = StandInOption,
 ) -> None:
     """Two runs' final policies against one opponent on the same deals: their win rates and
     mean returns, and the paired intervals of the differences (over deal pairs)."""
@@ -636,8 +683,9 @@ def compare_command(
     _check_agent(opponent, "--opponent")
     if out is not None:
         _check_output_dir(out, "--out")
-    value_file = _value_file(value, reduce, load_run_config(run_a).rules_config) if value or reduce else None
-    result = compare_runs(run_a, run_b, opponent, deal_pairs, seed, workers, progress=progress, value_file=value_file)
+    rules = load_run_config(run_a).rules_config
+    reduction = _reduction(value, reduce, rules, [opponent], None, rollouts, playouts, stand_in)
+    result = compare_runs(run_a, run_b, opponent, deal_pairs, seed, workers, progress=progress, reduction=reduction)
     text = markdown(result)
     typer.echo(text, nl=False)
     if out is not None:
@@ -694,6 +742,9 @@ def exploit_command(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
     value: Path | None = ValueOption,
     reduce: bool = ReduceOption,
+    rollouts: int = RolloutsOption,
+    playouts: int = PlayoutsOption,
+    stand_in: list[str] | None = StandInOption,
 ) -> None:
     """A best response to the frozen AGENT, trained by the league on the batch engine: its win
     rate and expected return against AGENT, a lower bound on AGENT's exploitability (exploit.json)."""
@@ -716,12 +767,10 @@ def exploit_command(
 
     if out is not None:
         _check_output_dir(out, "--out")
-    if value is not None or reduce:
-        from tacocat.game.presets import preset_config
+    from tacocat.game.presets import preset_config
 
-        value_file = _value_file(value, reduce, preset_config(preset or "default"))
-    else:
-        value_file = None
+    rules = preset_config(preset or "default")
+    reduction = _reduction(value, reduce, rules, [agent], None, rollouts, playouts, stand_in)
     plan = plan_exploit(
         agent,
         steps=steps,
@@ -733,7 +782,7 @@ def exploit_command(
         out=out,
         workers=workers,
         resume=resume,
-        value_file=value_file,
+        reduction=reduction,
     )
     report = run_exploit(plan, progress=progress)
     typer.echo(format_table(report))

@@ -26,8 +26,9 @@ The win rate of A counts a draw (a truncated game, R1.5) as half a win. Beside i
 *return* of A per game (+1 win, -1 loss, 0 truncation, plus any round shaping, R1: the game's
 returns as `tacocat.game.engine.shaped_returns` and the exact tools count them) with its paired
 interval; on a one-round preset every game is truncated, so the win rate is 0.5 by construction
-and the return is the measure. With a value file (`value_file=`), each game's return is also
-estimated with variance reduction (`tacocat.evaluation.variance`, AIVAT): unbiased, and its
+and the return is the measure. With a `Reduction` (`reduction=`: a value file and its options),
+each game's return is also estimated with variance reduction (`tacocat.evaluation.variance`,
+AIVAT): unbiased, and its
 paired interval is narrower when the value function is good; both are reported. Its primary 95%
 interval (`ci_low`, `ci_high`) is on the deal-pair unit: a Student t interval over the
 per-pair mean scores (`tacocat.evaluation.stats.paired_interval`), since the two games of a pair share
@@ -45,7 +46,6 @@ import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -55,7 +55,7 @@ from tacocat.agents.base import Agent
 from tacocat.agents.registry import make_agent
 from tacocat.evaluation.arena import GameRecord, agent_rngs, play_game
 from tacocat.evaluation.stats import mean_interval, paired_interval, wilson_interval
-from tacocat.evaluation.variance import AIVAT, ROLLOUTS, ValueNet, load_value_net
+from tacocat.evaluation.variance import AIVAT, Reduction, ValueNet
 from tacocat.game.config import RulesConfig, make_config
 
 AgentLike = str | Agent
@@ -193,7 +193,7 @@ class MatchResult:
     return_ci: tuple[float, float] = (0.0, 0.0)
     reduced_return_a: float | None = None
     reduced_ci: tuple[float, float] | None = None
-    value_file: str | None = None
+    reduction: Reduction | None = None
     deal_returns: list[float] = field(default_factory=list)
     deal_reduced: list[float] | None = None
     #: every game played (in order 2k, 2k+1), when the match was asked to keep them
@@ -276,7 +276,7 @@ class MatchResult:
             "paired Student t interval over the deal pairs' mean returns",
             "reduced_return_a": self.reduced_return_a,
             "reduced_ci95": None if self.reduced_ci is None else list(self.reduced_ci),
-            "value_file": self.value_file,
+            "reduction": None if self.reduction is None else self.reduction.to_dict(),
             "reduced_note": "variance-reduced (AIVAT) estimate of the same expected return; "
             "paired Student t interval over deal pairs",
             "variance_ratio": self.variance_ratio(),
@@ -338,28 +338,19 @@ class DealChunk:
     deals: tuple[int, ...]
     config: RulesConfig
     keep_records: bool
-    value_file: str | None = None
-    draws: int = 0
-    rollouts: int = ROLLOUTS
-    playouts: int = 1
+    reduction: Reduction | None = None
 
 
-def reducer_for(
-    value_file: str | None, config: RulesConfig, draws: int = 0, rollouts: int = ROLLOUTS, playouts: int = 1
-) -> AIVAT | None:
-    """The variance-reduced estimator of a value file (checked against `config`: one-line
-    `tacocat.evaluation.variance.ValueFileError` otherwise), None without one; `draws`: its
-    sampled decision terms (`AIVAT.draws`); `rollouts`, `playouts`: its round rollouts
-    (`AIVAT.rollouts`, `AIVAT.playouts`)."""
-    if value_file is None:
-        return None
-    return AIVAT(config, load_value_net(value_file, config), draws=draws, rollouts=rollouts, playouts=playouts)
+def reducer_for(reduction: Reduction | None, config: RulesConfig) -> AIVAT | None:
+    """The variance-reduced estimator of `reduction` for games under `config` (its value file
+    checked: one-line `tacocat.evaluation.variance.ValueFileError` otherwise), None without one."""
+    return None if reduction is None else reduction.estimator(config)
 
 
 def _play_chunk(chunk: DealChunk) -> tuple[Any, list[DealResult]]:
     a = make_agent(chunk.agent_a)
     b = make_agent(chunk.agent_b)
-    reducer = reducer_for(chunk.value_file, chunk.config, chunk.draws, chunk.rollouts, chunk.playouts)
+    reducer = reducer_for(chunk.reduction, chunk.config)
     return chunk.key, [play_deal(a, b, chunk.seed, k, chunk.config, chunk.keep_records, reducer) for k in chunk.deals]
 
 
@@ -420,7 +411,7 @@ def summarize(
     wall_s: float,
     workers: int,
     keep_records: bool = False,
-    value_file: str | None = None,
+    reduction: Reduction | None = None,
 ) -> MatchResult:
     """A MatchResult from the deal results of one pairing (in deal order)."""
     seat = [WLD(), WLD()]
@@ -476,7 +467,7 @@ def summarize(
         return_ci=(return_ci[0], return_ci[1]),
         reduced_return_a=None if reduced_stats is None else reduced_stats[0],
         reduced_ci=None if reduced_stats is None else (reduced_stats[1], reduced_stats[2]),
-        value_file=value_file if reduced_stats is not None else None,
+        reduction=reduction if reduced_stats is not None else None,
         deal_returns=deal_returns,
         deal_reduced=deal_reduced if reduced_stats is not None else None,
         records=records,
@@ -492,29 +483,23 @@ def match(
     config: RulesConfig | dict[str, Any] | str | None = None,
     progress: bool = True,
     keep_records: bool = False,
-    value_file: str | Path | None = None,
-    draws: int = 0,
-    rollouts: int = ROLLOUTS,
-    playouts: int = 1,
+    reduction: Reduction | None = None,
 ) -> MatchResult:
     """A duplicate match: `deal_pairs` deal pairs (2 * deal_pairs games), seats swapped in each pair.
 
     Agents are given by spec string ("search:simulations=200") or, with workers=1 only, by
     instance. `config`: a RulesConfig, a mapping, a YAML path or None (defaults).
     `keep_records`: keep every game's `GameRecord` (actions and public events) in `MatchResult.records`.
-    `value_file`: a value file for these rules (`tacocat.evaluation.variance`): every game's
-    return is also estimated with variance reduction (refused with one line before any game if
-    it was trained for other rules or another feature size); `draws`: actions drawn per decision
-    of an agent whose probabilities are unknown, for its sampled terms (`AIVAT.draws`, 0: none);
-    `rollouts`: the reduction's round rollouts past the replace phase (`AIVAT.rollouts`, 0: the
-    value file alone), with `playouts` playouts averaged per value where an agent samples
-    (`AIVAT.playouts`). The result is identical for any `workers` (see the module docstring).
+    `reduction`: every game's return is also estimated with variance reduction
+    (`tacocat.evaluation.variance.Reduction`: a value file for these rules and the estimator's
+    options; refused with one line before any game if the file was trained for other rules,
+    another feature size or, seated, another pairing). The result is identical for any
+    `workers` (see the module docstring).
     """
     if deal_pairs < 1:
         raise ValueError(f"deal_pairs must be >= 1, got {deal_pairs}")
     cfg = config if isinstance(config, RulesConfig) else make_config(config)
-    value = None if value_file is None else str(value_file)
-    reducer = reducer_for(value, cfg, draws, rollouts, playouts)
+    reducer = reducer_for(reduction, cfg)
     spec_a, spec_b = agent_spec(agent_a), agent_spec(agent_b)
     if reducer is not None and isinstance(reducer.value, ValueNet):  # a seated file: this pairing's, before any game
         reducer.value.for_seating((spec_a, spec_b))
@@ -527,7 +512,7 @@ def match(
                     f"rebuild them with make_agent), got an instance {agent!r}"
                 )
         chunks = [
-            DealChunk("match", spec_a, spec_b, seed, deals, cfg, keep_records, value, draws, rollouts, playouts)
+            DealChunk("match", spec_a, spec_b, seed, deals, cfg, keep_records, reduction)
             for deals in split_deals(deal_pairs, workers)
         ]
         deals = run_chunks(chunks, workers, progress, desc=f"{spec_a} vs {spec_b}")["match"]
@@ -544,7 +529,7 @@ def match(
                 deals.append(play_deal(a, b, seed, k, cfg, keep_records, reducer))
                 bar.update(2)
     wall = time.perf_counter() - start
-    return summarize(spec_a, spec_b, seed, cfg, deals, wall, max(1, workers), keep_records, value)
+    return summarize(spec_a, spec_b, seed, cfg, deals, wall, max(1, workers), keep_records, reduction)
 
 
 def iter_match_records(result: MatchResult) -> Iterable[tuple[tuple[str, str], GameRecord]]:

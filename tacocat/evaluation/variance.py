@@ -56,6 +56,13 @@ playout is one draw of the round: `playouts` > 1 averages that many per value (a
 deterministic agents gets one, since every playout would be the same). The agents act on their input alone
 (`AgentInput`: a copy that jumps into a state plays as the original would).
 
+A rollout need not be played by the agents themselves: U may be any function of the state and
+the estimator's own randomness, so `stand_ins` names, per agent spec, another agent that plays
+its part in the rollouts (the greedy form of a sampling policy file, a cheap player in place of
+a slow searcher). The estimate stays unbiased whoever plays them; a stand-in that chooses
+deterministically makes U noise-free (one playout), and the closer its play to the agent's, the
+more of the round's variance U removes. The decision terms keep the agent's own probabilities.
+
 The value is a `ValueFunction`: a callable from a matrix of `ValueFeatures` rows to player_0's
 expected remaining return; `ValueNet` is the MLP value file that `tacocat.train.value_net` trains.
 """
@@ -66,7 +73,7 @@ import copy
 import functools
 import json
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -549,7 +556,9 @@ class AIVAT:
     leave those decisions uncorrected; `require_policies`: with `draws=0`, refuse such agents
     instead; `rollouts`: the round played out by copies of the agents past the replace phase,
     with at most that many rollouts per chance expectation (module docstring), 0 for the value
-    alone; `playouts`: the playouts averaged per rollout value where an agent samples."""
+    alone; `playouts`: the playouts averaged per rollout value where an agent samples;
+    `stand_ins`: agent spec -> the spec of an agent that plays its part in the rollouts instead
+    of a copy of it (module docstring)."""
 
     def __init__(
         self,
@@ -561,6 +570,7 @@ class AIVAT:
         require_policies: bool = False,
         rollouts: int = ROLLOUTS,
         playouts: int = 1,
+        stand_ins: Mapping[str, str] | None = None,
     ) -> None:
         if samples < 1 or max_outcomes < 1:
             raise ValueError(f"samples and max_outcomes must be >= 1, got {samples} and {max_outcomes}")
@@ -576,6 +586,10 @@ class AIVAT:
         self.require_policies = require_policies
         self.rollouts = rollouts
         self.playouts = playouts
+        #: keyed by the canonical spec (`Agent.spec`), each stand-in built once here to check it
+        self.stand_ins = {
+            make_agent(agent).spec or agent: make_agent(spec).spec or spec for agent, spec in (stand_ins or {}).items()
+        }
         self.payoffs = RoundPayoffs(self.ruleset)
         self._seated: dict[tuple[str | None, str | None], ValueNet] = {}
         self._deals: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}
@@ -676,6 +690,12 @@ class AIVAT:
 
         return probabilities
 
+    def rollout_agent(self, agent: Agent) -> Agent:
+        """Who plays `agent`'s part in the rollouts: its stand-in where one is named for its
+        spec, else a copy of it (`agent_copy`)."""
+        stand_in = self.stand_ins.get(agent.spec or "")
+        return make_agent(stand_in) if stand_in is not None else agent_copy(agent)
+
     # -- one game --------------------------------------------------------------------------
     def estimate(self, seed: int, actions: Sequence[tuple[int, int]], agents: Sequence[Agent]) -> tuple[float, float]:
         """(player_0's return, player_0's reduced return) of the game dealt from `seed` with
@@ -705,9 +725,10 @@ class AIVAT:
         rollout = None
         if self.rollouts > 0:
             stream = np.random.default_rng(np.random.SeedSequence([int(seed), 0x52, 0x0111]))
-            deterministic = all(policy is None for policy in policies)
+            players = [self.rollout_agent(agent) for agent in agents]
+            deterministic = all(policy_of(agent) is None for agent in players)
             playouts = 1 if deterministic else self.playouts
-            rollout = RoundRollout([agent_copy(agent) for agent in agents], payoffs, stream, playouts)
+            rollout = RoundRollout(players, payoffs, stream, playouts)
         history = rollout is not None  # a copy that plays on needs the round's public events
         state = new_game(self.rules, seed)
         outcome = 0.0
@@ -744,6 +765,81 @@ class AIVAT:
         if rollout is not None and state.phase is not Phase.REPLACE:
             return rollout(state)
         return float(value(self.features(state)[None, :])[0])
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """How a match's returns are variance-reduced: the value file and the estimator's options
+    (module docstring). Plain strings and numbers, so it travels to worker processes and into
+    a result's JSON (`to_dict`).
+
+    `value_file`: the value file (checked against the game's rules by `estimator`); `draws`: the
+    sampled decision terms (`AIVAT.draws`); `rollouts`, `playouts`: the round played out past
+    the replace phase (`AIVAT.rollouts`, `AIVAT.playouts`); `stand_ins`: (agent spec, stand-in
+    spec) pairs, the stand-in playing that agent's part in the rollouts (`AIVAT.stand_ins`)."""
+
+    value_file: str
+    draws: int = DRAWS
+    rollouts: int = ROLLOUTS
+    playouts: int = 1
+    stand_ins: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.draws < 0 or self.rollouts < 0 or self.playouts < 1:
+            raise ValueError(
+                f"draws and rollouts must be >= 0 and playouts >= 1, got {self.draws}, {self.rollouts}, {self.playouts}"
+            )
+        if self.rollouts == 0 and (self.playouts > 1 or self.stand_ins):
+            what = "stand-ins" if self.stand_ins else "playouts"
+            raise ValueError(f"{what} shape the rollouts, which are off: give rollouts > 0")
+        agents = [agent for agent, _ in self.stand_ins]
+        if len(set(agents)) < len(agents):
+            twice = sorted({agent for agent in agents if agents.count(agent) > 1})
+            raise ValueError(f"one stand-in per agent: {', '.join(twice)} named twice")
+
+    def estimator(self, rules: RulesConfig) -> AIVAT:
+        """The estimator for a game under `rules`: ValueFileError (one line) if the value file
+        does not fit them."""
+        return AIVAT(
+            rules,
+            load_value_net(self.value_file, rules),
+            draws=self.draws,
+            rollouts=self.rollouts,
+            playouts=self.playouts,
+            stand_ins=dict(self.stand_ins),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready record of the reduction."""
+        return {
+            "value_file": self.value_file,
+            "draws": self.draws,
+            "rollouts": self.rollouts,
+            "playouts": self.playouts,
+            "stand_ins": dict(self.stand_ins),
+        }
+
+
+def describe_reduction(record: dict[str, Any]) -> str:
+    """A reduction in words from its JSON record (`Reduction.to_dict`): the value file's name
+    and the options that are on."""
+    parts = [f"value file {Path(record['value_file']).name}"]
+    if record.get("draws"):
+        parts.append(f"{record['draws']} draws per decision")
+    if record.get("rollouts"):
+        playouts = record.get("playouts", 1)
+        parts.append(f"{record['rollouts']} rollouts" + (f" x {playouts} playouts" if playouts > 1 else ""))
+    parts += [f"{stand_in} plays {agent}'s rollouts" for agent, stand_in in (record.get("stand_ins") or {}).items()]
+    return ", ".join(parts)
+
+
+def parse_stand_in(text: str) -> tuple[str, str]:
+    """`AGENT@STAND_IN` (agent specs, split at the last `@`) as (agent, stand-in); ValueError,
+    one line, for anything else."""
+    agent, at, stand_in = text.rpartition("@")
+    if not at or not agent.strip() or not stand_in.strip():
+        raise ValueError(f"a stand-in is AGENT@STAND_IN (two agent specs), got {text!r}")
+    return agent.strip(), stand_in.strip()
 
 
 class RoundRollout:

@@ -7,10 +7,10 @@ Both runs' final policies (each run's final.json names it: `loop.run_policy`) pl
 deal pairs against the same opponent (one match seed: the same cards and the same opponent
 randomness on deal k), so the difference of their win rates gets a paired interval over deal
 pairs (`tacocat.evaluation.stats.paired_difference_interval`), much tighter than two separate Wilson
-intervals. With a value file (`--reduce` or `--value`, `tacocat.evaluation.variance`) each run's
-return is also estimated with variance reduction (AIVAT), and the difference of the reduced
-returns gets its own paired interval beside the plain one. The result is stamped with the
-commit, versions and ruleset hash.
+intervals. With a value file (`--reduce` or `--value`, with options such as `--rollouts`:
+`tacocat.evaluation.variance.Reduction`) each run's return is also estimated with variance
+reduction (AIVAT), and the difference of the reduced returns gets its own paired interval beside
+the plain one. The result is stamped with the commit, versions and ruleset hash.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from tacocat.evaluation.variance import Reduction, describe_reduction
 
 
 def compare_runs(
@@ -29,10 +31,10 @@ def compare_runs(
     seed: int,
     workers: int = 1,
     progress: bool = True,
-    value_file: str | None = None,
+    reduction: Reduction | None = None,
 ) -> dict[str, Any]:
     """Win rates and mean returns of both runs' final policies against `opponent` and their
-    paired differences; with `value_file`, the variance-reduced returns' difference as well."""
+    paired differences; with `reduction`, the variance-reduced returns' difference as well."""
     from tacocat.evaluation.matches import match
     from tacocat.evaluation.stats import paired_difference_interval
     from tacocat.stamp import stamp
@@ -54,7 +56,7 @@ def compare_runs(
             workers=workers,
             config=rules,
             progress=progress,
-            value_file=value_file,
+            reduction=reduction,
         )
         results.append(
             {
@@ -79,12 +81,12 @@ def compare_runs(
     return_mean, return_low, return_high = paired_difference_interval(returns[0], returns[1])
     stamped = stamp(rules)
     extra: dict[str, Any] = {}
-    if value_file is not None and reduced[0] is not None and reduced[1] is not None:
+    if reduction is not None and reduced[0] is not None and reduced[1] is not None:
         reduced_mean, reduced_low, reduced_high = paired_difference_interval(reduced[0], reduced[1])
         plain = np.var(np.subtract(returns[0], returns[1]), ddof=1) if deal_pairs > 1 else float("nan")
         rest = np.var(np.subtract(reduced[0], reduced[1]), ddof=1) if deal_pairs > 1 else float("nan")
         extra = {
-            "value_file": value_file,
+            "reduction": reduction.to_dict(),
             "reduced_return_difference_a_minus_b": reduced_mean,
             "reduced_return_paired95": [reduced_low, reduced_high],
             # how many times fewer deal pairs the reduced difference needs for the same interval width
@@ -126,7 +128,7 @@ def markdown(result: dict[str, Any]) -> str:
                 f"{result['deal_pairs']} deal pairs (seed {result['seed']}): {result['verdict']}.",
                 f"Mean return per game A - B = {result['return_difference_a_minus_b']:+.4f}, paired 95% interval "
                 f"[{result['return_paired95'][0]:+.4f}, {result['return_paired95'][1]:+.4f}].",
-                *([_reduced_line(result)] if "value_file" in result else []),
+                *([_reduced_line(result)] if "reduction" in result else []),
                 f"Commit {result['git_commit']}, ruleset {result['ruleset_hash']}.",
             ]
         )
@@ -140,5 +142,5 @@ def _reduced_line(result: dict[str, Any]) -> str:
     return (
         f"Variance-reduced (AIVAT) return A - B = {result['reduced_return_difference_a_minus_b']:+.4f}, paired 95% "
         f"interval [{low:+.4f}, {high:+.4f}]; variance ratio {'–' if ratio is None else f'{ratio:.2f}'} "
-        f"(value file {Path(result['value_file']).name})."
+        f"({describe_reduction(result['reduction'])})."
     )

@@ -17,6 +17,7 @@ from rich.table import Table
 
 from tacocat.agents.base import Agent
 from tacocat.evaluation.stats import verdict as beats
+from tacocat.evaluation.variance import Reduction
 from tacocat.game.config import RulesConfig
 from tacocat.train.config import ExperimentConfig
 
@@ -176,11 +177,11 @@ def evaluate_run(
     config: ExperimentConfig,
     progress: bool = True,
     learner: str | None = None,
-    value_file: str | None = None,
+    reduction: Reduction | None = None,
 ) -> list[dict[str, Any]]:
     """Duplicate matches of the run's final policy (`tacocat.train.policy.run_policy`; or of the agent spec
     `learner`) against every `eval.final` opponent: the win rate and the mean return per game,
-    each with its paired interval over deal pairs, and with `value_file` the variance-reduced
+    each with its paired interval over deal pairs, and with `reduction` the variance-reduced
     (AIVAT) return beside the plain one.
 
     Writes final_eval.json and final_eval.md into the run directory and returns the rows.
@@ -199,7 +200,7 @@ def evaluate_run(
             workers=config.eval.workers,
             config=config.rules_config,
             progress=progress,
-            value_file=value_file,
+            reduction=reduction,
         )
         reduced = {}
         if result.reduced_ci is not None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -22,6 +22,9 @@ from tacocat.game.errors import one_line
 from tacocat.train.config import ExperimentConfig, parse_experiment
 from tacocat.train.config_files import parse_config_file, read_experiment, set_field
 from tacocat.train.settings import NAME_PATTERN
+
+if TYPE_CHECKING:
+    from tacocat.evaluation.variance import Reduction
 
 #: experiment fields that `tacocat tune` sets in every trial (tacocat.train.tune.study's
 #: `Objective.trial_config`): the trial's name, its run directory under the study's trials/
@@ -113,11 +116,21 @@ class ObjectiveConfig(_Strict):
         min_length=1,
         description="value file of reduced_return, relative to the tune file (default: the shipped one for the rules)",
     )
+    rollouts: int = Field(
+        default=0, ge=0, description="reduced_return: rollouts of the round past the replace phase (AIVAT.rollouts)"
+    )
+    playouts: int = Field(default=1, ge=1, description="reduced_return: playouts per rollout value (AIVAT.playouts)")
+    stand_ins: dict[str, str] = Field(
+        default_factory=dict,
+        description="reduced_return: opponent spec -> the agent that plays its part in the rollouts (AIVAT.stand_ins)",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> ObjectiveConfig:
-        if self.value_file is not None and self.measure != "reduced_return":
-            raise ValueError(f"value_file is read by measure reduced_return only, the measure is {self.measure}")
+        if self.measure != "reduced_return":
+            given = [key for key in ("value_file", "rollouts", "playouts", "stand_ins") if key in self.model_fields_set]
+            if given:
+                raise ValueError(f"{given[0]} is read by measure reduced_return only, the measure is {self.measure}")
         return self
 
     @property
@@ -239,8 +252,9 @@ class TuneSetup:
     def check(self) -> None:
         """Refuse the fields every trial sets (`PER_TRIAL_FIELDS`), then try every range end and
         every choice of the search space against the experiment config (defaults elsewhere), so
-        that a bad field fails here with its name; then find the objective's value file
-        (`value_file`), which must fit the trials' rules (not searched with reduced_return)."""
+        that a bad field fails here with its name; then build the objective's reduction
+        (`reduction`), whose value file must fit the trials' rules (not searched with
+        reduced_return)."""
         for where, keys in (("trial", self.tune.trial), ("search_space", self.tune.search_space)):
             for key in keys:
                 field = per_trial_field(key)
@@ -270,24 +284,43 @@ class TuneSetup:
                 f"{self.source}: search_space.{searched_rules[0]}: objective.measure reduced_return reads one "
                 "value file, which fits one ruleset, so the rules cannot vary between trials"
             )
-        self.value_file()
+        self.reduction()
 
-    def value_file(self) -> str | None:
-        """The value file of the objective's reduced return, None for another measure:
+    def reduction(self) -> Reduction | None:
+        """The variance reduction of the objective's reduced return, None for another measure:
         `objective.value_file` (relative to the tune file) or the shipped one for the trials'
-        rules. ValueError, one line, where there is none or it does not fit the rules."""
-        from tacocat.evaluation.variance import ValueFileError, resolve_value_file
+        rules, with the objective's rollouts, playouts and stand-ins (each stand-in for one of
+        `eval.opponents`). ValueError, one line, where there is no file, it does not fit the
+        rules, or an option does not fit."""
+        from tacocat.evaluation.variance import Reduction, ValueFileError, resolve_value_file
 
         objective = self.tune.objective
         if objective.measure != "reduced_return":
             return None
-        rules = self.experiment({}).rules_config
+        experiment = self.experiment({})
         given = None if objective.value_file is None else Path(self.source).parent / objective.value_file
         try:
-            return str(resolve_value_file(given, rules))
+            value_file = resolve_value_file(given, experiment.rules_config)
         except ValueFileError as err:
             key = "objective.measure reduced_return" if given is None else "objective.value_file"
             raise ValueError(f"{self.source}: {key}: {err}") from None
+        unused = sorted(set(objective.stand_ins) - set(experiment.eval.opponents))
+        if unused:
+            raise ValueError(
+                f"{self.source}: objective.stand_ins: {unused[0]} is not one of eval.opponents "
+                f"({', '.join(experiment.eval.opponents)})"
+            )
+        try:
+            reduction = Reduction(
+                str(value_file),
+                rollouts=objective.rollouts,
+                playouts=objective.playouts,
+                stand_ins=tuple(objective.stand_ins.items()),
+            )
+            reduction.estimator(experiment.rules_config)  # every stand-in spec builds
+        except ValueError as err:
+            raise ValueError(f"{self.source}: objective: {err}") from None
+        return reduction
 
 
 def per_trial_field(key: str) -> str | None:

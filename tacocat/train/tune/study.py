@@ -212,7 +212,7 @@ class Objective:
 
     def __init__(self, setup: TuneSetup) -> None:
         self.setup = setup
-        self.value_file = setup.value_file()
+        self.reduction = setup.reduction()
 
     def trial_config(self, number: int, params: dict[str, Any]) -> ExperimentConfig:
         """The trial's experiment: named after the trial, in the study's trials/ folder, its
@@ -251,7 +251,7 @@ class Objective:
         trial.set_user_attr("run_dir", str(run.run_dir))
         if pruned_at:
             raise optuna.TrialPruned(f"pruned at {pruned_at[0]} timesteps")
-        rows = evaluate_run(run.run_dir, config, progress=False, learner=run.spec, value_file=self.value_file)
+        rows = evaluate_run(run.run_dir, config, progress=False, learner=run.spec, reduction=self.reduction)
         objective = self.setup.tune.objective
         trial.set_user_attr("measure", objective.measure)
         trial.set_user_attr(
@@ -387,6 +387,7 @@ def _save_figure(ax: Axes, path: Path) -> None:
 
 
 def summary_markdown(study: optuna.Study, setup: TuneSetup, notes: list[str]) -> str:
+    from tacocat.evaluation.variance import describe_reduction
     from tacocat.train.run_dir import run_metadata
 
     tune = setup.tune
@@ -394,8 +395,8 @@ def summary_markdown(study: optuna.Study, setup: TuneSetup, notes: list[str]) ->
     counts = Counter(t.state.name for t in trials)
     experiment = setup.experiment({})
     meta = run_metadata(experiment)
-    value_file = setup.value_file()
-    reduced_with = f", value file `{value_file}`" if value_file else ""
+    reduction = setup.reduction()
+    reduced_with = f", reduced with {describe_reduction(reduction.to_dict())}" if reduction else ""
     lines = [
         f"# Study `{tune.study}`",
         "",
