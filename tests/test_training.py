@@ -465,11 +465,12 @@ def test_evaluate_and_compare_take_a_finished_run_from_the_cli(smoke_run, tmp_pa
     from tacocat.train.run_dir import load_run_config
 
     args = ["compare", str(run_dir), str(smoke_run), "-o", "random", "-n", "3", "--no-progress", "--reduce"]
+    args += ["--rollouts", "2"]  # the reduction's options reach the matches
     result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "reduced")])
     assert result.exit_code == 0 and "Variance-reduced (AIVAT) return A - B = +0.0000" in result.output, result.output
     compared = json.loads((tmp_path / "reduced" / "compare.json").read_text())
     value_file = shipped_value_file(load_run_config(smoke_run).rules_config)
-    reduction = Reduction(str(value_file))
+    reduction = Reduction(str(value_file), rollouts=2)
     alone = match(run_policy(smoke_run).spec(smoke_run), "random", 3, seed=2, progress=False, reduction=reduction)
     assert compared["a"]["reduced_return"] == pytest.approx(alone.reduced_return_a, abs=1e-12)
     assert compared["reduction"] == reduction.to_dict() and compared["reduced_return_paired95"] == [0.0, 0.0]
