@@ -12,7 +12,7 @@ from tacocat.evaluation.arena import play_game
 from tacocat.game.engine import apply_action, legal_actions, new_game
 from tacocat.game.positions import setup_position
 from tacocat.game.state import Phase
-from tacocat.game.view import opponent_bounds, player_view, sample_state
+from tacocat.game.view import opponent_bounds, player_view, sample_state, view_digest
 
 LADDER = ["random", "highcard", "planner", "counter", "search:simulations=8"]
 
@@ -103,6 +103,62 @@ def test_search_agent_ignores_the_true_hidden_cards():
         assert choices[0] == choices[1]
         checked += 1
     assert checked >= 30
+
+
+def test_seeded_search_plays_one_pure_strategy_blind_to_hidden_cards():
+    """search:seeded=true draws its worlds from its view's digest: whatever generator it is
+    reset with, in whichever order it meets the positions, it makes the same move at the same
+    view (decisions of every phase, replace included), and neither the digest nor the move
+    changes when the opponent's hidden cards and the draw pile change (R7.3)."""
+    positions = [s for s in random_positions(150, seed=13) if len(legal_actions(s)) > 1]
+    assert {s.phase for s in positions} == set(Phase) - {Phase.OVER}
+    moves = []
+    for order, agent_seed in ((1, 0), (-1, 1)):
+        agent = make_agent("search:seeded=true,simulations=16")
+        seen = {}
+        for i, state in enumerate(positions[::order]):
+            agent.reset(state.to_act, np.random.default_rng(agent_seed * 1000 + i))
+            seen[id(state)] = agent.act(AgentInput.from_state(state, state.to_act))
+        moves.append(seen)
+    assert moves[0] == moves[1]
+    unseeded = make_agent("search:simulations=16")
+    differs = 0
+    for i, state in enumerate(positions):
+        unseeded.reset(state.to_act, np.random.default_rng(i))
+        differs += unseeded.act(AgentInput.from_state(state, state.to_act)) != moves[0][id(state)]
+    assert differs > 0  # the same search, other draws: the seeding is what makes the moves repeat
+    rng, checked = np.random.default_rng(4), 0
+    for state in positions:
+        me = state.to_act
+        if any(state.duel) or sum(map(sum, state.set_aside)):
+            continue  # a hidden choice already made is part of the hidden state too
+        twin = _swap_hidden(state, me, rng)
+        if twin.hands == state.hands:
+            continue
+        views = [player_view(world, me) for world in (state, twin)]
+        assert view_digest(views[0]) == view_digest(views[1])
+        fresh = make_agent("search:seeded=true,simulations=16")
+        fresh.reset(me, np.random.default_rng(7))
+        assert fresh.act(AgentInput(views[1])) == moves[0][id(state)]
+        checked += 1
+    assert checked >= 20
+
+
+def test_view_digest_changes_with_what_the_player_knows():
+    """The digest of a view is the same for an equal view built again and changes when the
+    player's own cards, the public history or the seat change."""
+    state = random_positions(1, seed=21)[0]
+    me = state.to_act
+    view = player_view(state, me)
+    assert view_digest(view) == view_digest(player_view(state.clone(), me))
+    own = state.clone()
+    held = [v for v, n in enumerate(own.hands[me]) if n]
+    own.hands[me][held[0]] -= 1
+    own.hands[me][(held[0] + 1) % len(own.hands[me])] += 1
+    history = state.clone()
+    history.events = history.events[:-1]
+    others = [player_view(own, me), player_view(history, me), player_view(state, 1 - me)]
+    assert len({view_digest(view), *(view_digest(v) for v in others)}) == 4
 
 
 def test_sampled_worlds_agree_with_the_view():

@@ -191,6 +191,8 @@ def test_policies_known_deterministic_and_unknown():
     assert callable(policy_of(make_agent("champion:deterministic=false")))
     assert policy_of(make_agent("counter")) == "unknown"
     assert policy_of(make_agent("planner:sacrifice_rate=0.5")) == "unknown"
+    assert policy_of(make_agent("search")) == "unknown"
+    assert policy_of(make_agent("search:seeded=true")) is None  # worlds seeded by its view: a pure strategy
 
 
 def test_unknown_probabilities_refused_in_one_line_when_required():
@@ -392,6 +394,29 @@ def test_a_stand_in_plays_the_rollouts_and_the_estimate_stays_unbiased_in_each_s
     record = play_deal(a, b, 2, 0, TINY, keep_records=True).records[0]
     both = [estimator.estimate(deal_seed(2, 0), record.actions, (a, b)) for estimator in (stand_in, playouts)]
     assert both[0] == both[1]  # two deterministic players in the rollouts: one playout is every playout
+
+
+def test_rollouts_of_a_seeded_search_are_exact_and_the_estimate_unbiased():
+    """planner against search:seeded=true (a pure strategy) on skirmish, in seat 0: its own
+    copies play the rollouts, the exact value (from its table) lies inside the reduced
+    interval, the variance falls below 0.6 of that of the value alone, and one playout is every
+    playout."""
+    spec = "search:seeded=true,simulations=8"
+    tree = load_tree(SKIRMISH)
+    exact = policy_values(tree, combine(tree, agent_policy(tree, "planner"), agent_policy(tree, spec)))[0]
+    a, b = make_agent("planner"), make_agent(spec)
+    value = hand_value(SKIRMISH)
+    estimators = (AIVAT(SKIRMISH, value), AIVAT(SKIRMISH, value, rollouts=16))
+    reduced, played_out = seat0_estimates(SKIRMISH, a, b, estimators, 80, seed=4)
+    _, low, high = mean_interval(np.array(played_out))
+    assert low <= exact <= high, (exact, low, high)
+    assert np.var(played_out) < 0.6 * np.var(reduced), (np.var(played_out), np.var(reduced))
+    record = play_deal(a, b, 4, 0, SKIRMISH, keep_records=True).records[0]
+    estimates = [
+        AIVAT(SKIRMISH, value, rollouts=16, playouts=n).estimate(deal_seed(4, 0), record.actions, (a, b))
+        for n in (1, 4)
+    ]
+    assert estimates[0] == estimates[1]
 
 
 def test_a_reduction_refuses_options_that_do_not_fit_in_one_line():

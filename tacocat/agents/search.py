@@ -24,6 +24,15 @@ with probability `soft_weight` and without it otherwise (a mixture of the two be
 default is `off` because it won more: +0.032 [+0.019, +0.044] over `on` across 1,000 deal pairs
 against `counter:sacrifice_rate=0.2`, an opponent that sacrifices by choice, and as much as
 `soft` (docs/BENCHMARKS.md).
+
+Seeded worlds (`seeded=True`): each decision draws its worlds (and the counter's replace and
+the soft belief's coin) from a generator seeded by the information state (`view_digest`)
+instead of the game's generator, so the agent plays one fixed pure strategy: the same move
+whenever it sees the same view, in any game, seat or process. It plays as strongly as the
+default on average (one draw of the same search per information state), and its moves are
+known to whoever knows its input, so variance reduction can play its part in rollouts exactly
+(`tacocat.evaluation.variance`; docs/EVALUATION.md). It remembers the moves it has chosen (a
+pure function of the view), up to `MEMORY` views.
 """
 
 from __future__ import annotations
@@ -42,7 +51,7 @@ from tacocat.agents.heuristic import (
 )
 from tacocat.game.engine import apply_action, legal_actions
 from tacocat.game.state import GameState, Phase
-from tacocat.game.view import sample_state
+from tacocat.game.view import sample_state, view_digest
 
 
 def rollout_action(state: GameState, counter: CounterRules = CardCounterAgent.DEFAULTS) -> int:
@@ -77,9 +86,16 @@ class SearchAgent(Agent):
     name = "search"
 
     BELIEFS = ("on", "off", "soft")
+    #: views whose move a seeded agent remembers before it forgets them all
+    MEMORY = 65_536
 
     def __init__(
-        self, simulations: int = 96, search_replace: bool = False, belief: str = "off", soft_weight: float = 0.5
+        self,
+        simulations: int = 96,
+        search_replace: bool = False,
+        belief: str = "off",
+        soft_weight: float = 0.5,
+        seeded: bool = False,
     ) -> None:
         super().__init__()
         if simulations < 1:
@@ -92,6 +108,8 @@ class SearchAgent(Agent):
         self.search_replace = search_replace
         self.belief = belief
         self.soft_weight = soft_weight
+        self.seeded = seeded
+        self._moves: dict[int, int] = {}
         self._fallback = CardCounterAgent()
         self.decisions = 0
         self.search_seconds = 0.0
@@ -105,26 +123,40 @@ class SearchAgent(Agent):
         """Searched decisions per second of search time so far."""
         return self.decisions / self.search_seconds if self.search_seconds else float("nan")
 
-    def _use_belief(self) -> bool:
+    def _use_belief(self, rng: np.random.Generator) -> bool:
         """Whether the next sampled world assumes failed answers were forced."""
         if self.belief == "soft":
-            return bool(self.rng.random() < self.soft_weight)
+            return bool(rng.random() < self.soft_weight)
         return self.belief == "on"
 
     def act(self, inp: AgentInput) -> int:
         view = inp.view
+        if len(view.legal_actions) == 1:
+            return view.legal_actions[0]
+        if not self.seeded:
+            return self._choose(inp, self.rng)
+        key = view_digest(view)
+        if key not in self._moves:
+            if len(self._moves) >= self.MEMORY:
+                self._moves.clear()
+            self._moves[key] = self._choose(inp, np.random.default_rng(key))
+        return self._moves[key]
+
+    def _choose(self, inp: AgentInput, rng: np.random.Generator) -> int:
+        """The move at a decision with more than one legal action, every draw from `rng`."""
+        view = inp.view
         legal = view.legal_actions
-        if len(legal) == 1:
-            return legal[0]
         if view.phase is Phase.REPLACE and not self.search_replace:
+            if rng is not self.rng:
+                self._fallback.reset(self.player, rng)
             return self._fallback.act(inp)
         started = time.perf_counter()
         totals = np.zeros(len(legal))
         worlds = max(1, self.simulations // len(legal))
         for _ in range(worlds):
-            world = sample_state(view, self.rng, self._use_belief())
+            world = sample_state(view, rng, self._use_belief(rng))
             for i, action in enumerate(legal):
-                trial = world.clone(history=False, rng=self.rng)
+                trial = world.clone(history=False, rng=rng)
                 apply_action(trial, action)
                 totals[i] += play_out_round(trial, view.player, view.rounds_played)
         self.decisions += 1

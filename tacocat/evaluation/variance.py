@@ -27,7 +27,7 @@ Chance events (R2.2, R4.3, R6.4):
 
 Decisions: an agent whose action probabilities are known (`policy_of`): `random` (uniform
 over the legal actions), a policy file sampling from its masked softmax. A deterministic agent
-(`highcard`, `planner` without sacrifices, a greedy policy file) needs no term: its
+(`highcard`, `planner` without sacrifices, a greedy policy file, `search:seeded=true`) needs no term: its
 probabilities are one-hot on the action it took, so the bracket is 0. The decisions of an agent
 whose probabilities are unknown (`counter`, `search`, `ismcts`: they sample internally) get a
 *sampled* term when `draws` > 0 (off by default): the expectation over the agent's policy is replaced by the
@@ -85,6 +85,7 @@ from tacocat.agents.heuristic import HighCardAgent, PlannerAgent
 from tacocat.agents.mlp_agent import CHAMPION, MLPPolicyAgent
 from tacocat.agents.random_agent import RandomAgent
 from tacocat.agents.registry import make_agent
+from tacocat.agents.search import SearchAgent
 from tacocat.game.config import RulesConfig
 from tacocat.game.engine import apply_action, moves_to_goal, new_game, next_space, returns, round_shaping
 from tacocat.game.ruleset import Ruleset, compile_rules
@@ -533,6 +534,8 @@ def policy_of(agent: Agent) -> Probabilities | str | None:
     if isinstance(agent, MLPPolicyAgent):
         return None if agent.deterministic else _softmax_of(agent)
     if type(agent) is HighCardAgent or (type(agent) is PlannerAgent and agent.sacrifice_rate == 0.0):
+        return None
+    if isinstance(agent, SearchAgent) and agent.seeded:  # its worlds seeded by its view: a pure strategy
         return None
     return UNKNOWN
 

@@ -15,7 +15,10 @@ Inferences the sampler draws from the public history (documented for the search 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, fields, is_dataclass
+from enum import Enum
+from typing import Any
 
 import numpy as np
 
@@ -119,6 +122,28 @@ def player_view(state: GameState, player: int) -> PlayerView:
         events=tuple(state.events),
         legal_actions=legal_actions(state) if acting else (),
     )
+
+
+def view_digest(view: PlayerView) -> int:
+    """A 64-bit digest of everything in `view` but its ruleset, the same on every machine and
+    run: two views with the same digest are (up to a hash collision) the same information
+    state of the same player. `SearchAgent(seeded=True)` seeds its worlds from it."""
+    text = repr(tuple(_plain(getattr(view, f.name)) for f in fields(view) if f.name != "rules"))
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+
+
+def _plain(value: Any) -> Any:
+    """`value` as nested tuples of Python ints, strings and None (numpy integers and enums
+    print differently across versions; their values do not)."""
+    if isinstance(value, Enum):
+        return _plain(value.value)
+    if is_dataclass(value):
+        return (type(value).__name__, *(_plain(getattr(value, f.name)) for f in fields(value)))
+    if isinstance(value, (tuple, list)):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, (bool, str)) or value is None:
+        return value
+    return int(value)
 
 
 def opponent_bounds(view: PlayerView, assume_forced_sacrifice: bool = False) -> tuple[int, int]:

@@ -110,6 +110,7 @@ SERVED = {
             "search_replace": FLAG,
             "belief": _choice("on", "off", "soft"),
             "soft_weight": RATE,
+            "seeded": FLAG,
         },
         slow=True,
     ),
