@@ -25,14 +25,14 @@ default is `off` because it won more: +0.032 [+0.019, +0.044] over `on` across 1
 against `counter:sacrifice_rate=0.2`, an opponent that sacrifices by choice, and as much as
 `soft` (docs/BENCHMARKS.md).
 
-Seeded worlds (`seeded=True`): each decision draws its worlds (and the counter's replace and
-the soft belief's coin) from a generator seeded by the information state (`view_digest`)
+Seeded worlds (`seeded=True`): each decision draws its worlds (and the fallback counter's and
+the soft belief's draws) from a generator seeded by the information state (`view_digest`)
 instead of the game's generator, so the agent plays one fixed pure strategy: the same move
-whenever it sees the same view, in any game, seat or process. It plays as strongly as the
-default on average (one draw of the same search per information state), and its moves are
-known to whoever knows its input, so variance reduction can play its part in rollouts exactly
-(`tacocat.evaluation.variance`; docs/EVALUATION.md). It remembers the moves it has chosen (a
-pure function of the view), up to `MEMORY` views.
+whenever it sees the same view, in any game, seat or process (at each view, one draw of the
+default's move there, kept). Its moves are known to whoever knows its input, so variance
+reduction can play its part in rollouts exactly (`tacocat.evaluation.variance`;
+docs/EVALUATION.md). It remembers the moves it has chosen (a pure function of the view), up to
+`MEMORY` views.
 """
 
 from __future__ import annotations
