@@ -227,7 +227,8 @@ def test_a_move_whose_client_went_away_stops():
 
 def test_fifty_slow_moves_pending_do_not_hold_up_a_new_game(capsys):
     """Slow agents think in a pool of their own: with 50 capped searches waiting, a new game
-    against random answers at once, and every waiting move ends by its deadline."""
+    against random answers before the moves' deadline (queued behind them in a pool of two, it
+    would wait for many deadlines), and every waiting move ends by its deadline."""
     limits = Limits(deadline_s=3.0)
     app = create_app(limits=limits)
     with BackgroundServer(app=app) as url:
@@ -268,7 +269,7 @@ def test_fifty_slow_moves_pending_do_not_hold_up_a_new_game(capsys):
             f"\nnew games against random with {pending}-50 slow moves waiting: "
             f"median {sorted(latencies)[2] * 1000:.0f} ms, at most {max(latencies) * 1000:.0f} ms"
         )
-    assert statuses == {200} and max(latencies) < 1.0, latencies
+    assert statuses == {200} and max(latencies) < limits.deadline_s, latencies
     assert len(answers) == 50 and {s for s, _ in answers} <= {200, 503}
     for status, body in answers:
         if status == 503:
