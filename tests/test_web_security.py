@@ -6,7 +6,9 @@ refused, and the page says what a seed reveals."""
 
 from __future__ import annotations
 
+import io
 import json
+import logging
 import shutil
 from pathlib import Path
 
@@ -58,6 +60,25 @@ def crafted(served, tmp_path) -> tuple[Path, Path]:
 
     marker = tmp_path / "marker"
     return crafted_zip(served / "model.zip", marker), marker
+
+
+def test_serving_leaves_the_process_logging_alone(monkeypatch):
+    """Starting and stopping a server closes none of the process's log handlers, nor the
+    streams they write to: uvicorn's default logging config closes every handler of the
+    process, and absl's handler then closes its stream (once pytest's captured stderr, which
+    failed every later test of that worker)."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    closed: list[bool] = []
+    monkeypatch.setattr(handler, "close", lambda: closed.append(True))
+    logger = logging.getLogger("tacocat.tests.a_user_logger")
+    logger.addHandler(handler)
+    try:
+        with server.BackgroundServer():
+            pass
+    finally:
+        logger.removeHandler(handler)
+    assert closed == [] and not stream.closed
 
 
 @pytest.mark.parametrize("route", ["play", "watch"])

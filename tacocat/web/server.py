@@ -97,7 +97,11 @@ def served_agents(policies: Sequence[Path]) -> ServedAgents:
 
 
 def _server(app: Starlette) -> uvicorn.Server:
-    return uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    """The uvicorn server of `app`. `log_config=None`: uvicorn leaves the process's logging
+    alone (its default `dictConfig` closes every handler of the process, and absl's closes the
+    stream it was given: a test's captured stderr, a user's log file); its warnings reach
+    Python's last-resort handler on stderr."""
+    return uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, log_config=None))
 
 
 def serve(
