@@ -282,6 +282,9 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=0, help="sampled decision terms per decision (AIVAT.draws)")
     parser.add_argument("--rollouts", type=int, default=0, help="round rollouts per expectation (AIVAT.rollouts)")
     parser.add_argument("--playouts", type=int, default=1, help="playouts per rollout value (AIVAT.playouts)")
+    parser.add_argument(
+        "--replay", action="store_true", help="rollouts replay the generators of agents that sample (AIVAT.replay)"
+    )
     parser.add_argument("--any-pairing", action="store_true", help="the value file for any pairing, never a seated one")
     parser.add_argument(
         "--stand-in", action="append", default=[], help="AGENT@STAND_IN: who plays AGENT's rollouts (AIVAT.stand_ins)"
@@ -314,7 +317,13 @@ def main() -> None:
         stand_ins = tuple(parse_stand_in(text) for text in args.stand_in)
     except ValueError as err:
         parser.error(str(err))
-    options = {"draws": args.draws, "rollouts": args.rollouts, "playouts": args.playouts, "stand_ins": stand_ins}
+    options = {
+        "draws": args.draws,
+        "rollouts": args.rollouts,
+        "playouts": args.playouts,
+        "stand_ins": stand_ins,
+        "replay": args.replay,
+    }
     result = run(pairings, args.workers, args.seed, options, command, args.any_pairing)
     write(result, args.out or OUT)
 

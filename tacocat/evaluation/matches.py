@@ -321,7 +321,12 @@ def play_deal(
             agents, gens = (agent_b, agent_a), (gen_b, gen_a)
         record = play_game(agents, dseed, config=config, agent_generators=gens, keep_events=keep_records)
         return0 = record.returns[0]
-        reduced0 = None if reducer is None else reducer.estimate(dseed, record.actions, agents)[1]
+        if reducer is not None:
+            fresh_a, fresh_b = agent_rngs(seed, deal)  # the streams again, as the game began
+            fresh = (fresh_a, fresh_b) if a_seat == 0 else (fresh_b, fresh_a)
+            reduced0 = reducer.estimate(dseed, record.actions, agents, generators=fresh)[1]
+        else:
+            reduced0 = None
         outcomes.append(GameOutcome(record.winner, record.length, record.rounds, record.truncated, return0, reduced0))
         records.append(record)
     return DealResult(deal, dseed, (outcomes[0], outcomes[1]), (records[0], records[1]) if keep_records else None)

@@ -56,6 +56,17 @@ playout is one draw of the round: `playouts` > 1 averages that many per value (a
 deterministic agents gets one, since every playout would be the same). The agents act on their input alone
 (`AgentInput`: a copy that jumps into a state plays as the original would).
 
+With `replay` (off by default), an agent whose probabilities are unknown and that has no stand-in
+plays its rollouts with *its own generator as the game left it*: `estimate` is given the agents'
+generators as the game began (`generators`), a copy of the agent replays its moves of the game
+from that generator (and is refused, one line, where a move differs), and each rollout starts
+from a deep copy of it. The rollout of the outcome that came then plays what the game played,
+so the round's own moves no longer add noise; the other outcomes share those draws (common
+random numbers). The generator as it stands after a move is fixed before the chance outcome
+that follows and before the other agent's sampled move (their generators are apart), so every
+term keeps expectation zero. It would not before the agent's own sampled terms (its generator
+after a move is tied to the move), so `replay` and `draws` exclude each other.
+
 A rollout need not be played by the agents themselves: U may be any function of the state and
 the estimator's own randomness, so `stand_ins` names, per agent spec, another agent that plays
 its part in the rollouts (the greedy form of a sampling policy file, a cheap player in place of
@@ -574,6 +585,7 @@ class AIVAT:
         rollouts: int = ROLLOUTS,
         playouts: int = 1,
         stand_ins: Mapping[str, str] | None = None,
+        replay: bool = False,
     ) -> None:
         if samples < 1 or max_outcomes < 1:
             raise ValueError(f"samples and max_outcomes must be >= 1, got {samples} and {max_outcomes}")
@@ -593,6 +605,7 @@ class AIVAT:
         self.stand_ins = {
             make_agent(agent).spec or agent: make_agent(spec).spec or spec for agent, spec in (stand_ins or {}).items()
         }
+        self.replay = replay
         self.payoffs = RoundPayoffs(self.ruleset)
         self._seated: dict[tuple[str | None, str | None], ValueNet] = {}
         self._deals: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}
@@ -700,9 +713,17 @@ class AIVAT:
         return make_agent(stand_in) if stand_in is not None else agent_copy(agent)
 
     # -- one game --------------------------------------------------------------------------
-    def estimate(self, seed: int, actions: Sequence[tuple[int, int]], agents: Sequence[Agent]) -> tuple[float, float]:
+    def estimate(
+        self,
+        seed: int,
+        actions: Sequence[tuple[int, int]],
+        agents: Sequence[Agent],
+        generators: Sequence[np.random.Generator] | None = None,
+    ) -> tuple[float, float]:
         """(player_0's return, player_0's reduced return) of the game dealt from `seed` with
-        `actions` ((player, action id) in order), played by `agents` (player_0's first)."""
+        `actions` ((player, action id) in order), played by `agents` (player_0's first).
+        `generators`: the agents' generators as the game began (fresh copies), which the
+        rollouts replay with `replay` (module docstring)."""
         policies = [self.policy(agent) for agent in agents]
         rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x41, 0x1FA7]))
         if self.draws > 0:
@@ -729,15 +750,32 @@ class AIVAT:
         if self.rollouts > 0:
             stream = np.random.default_rng(np.random.SeedSequence([int(seed), 0x52, 0x0111]))
             players = [self.rollout_agent(agent) for agent in agents]
-            deterministic = all(policy_of(agent) is None for agent in players)
+            replayed = [
+                self.replay and policy == UNKNOWN and (agent.spec or "") not in self.stand_ins
+                for agent, policy in zip(agents, policies, strict=True)
+            ]
+            if any(replayed) and generators is None:
+                raise ValueError("replayed rollouts need the agents' generators as the game began")
+            for player, agent in enumerate(players):
+                if replayed[player]:
+                    assert generators is not None
+                    agent.reset(player, generators[player])
+            deterministic = all(replayed[p] or policy_of(agent) is None for p, agent in enumerate(players))
             playouts = 1 if deterministic else self.playouts
-            rollout = RoundRollout(players, payoffs, stream, playouts)
+            rollout = RoundRollout(players, payoffs, stream, playouts, replayed)
         history = rollout is not None  # a copy that plays on needs the round's public events
         state = new_game(self.rules, seed)
         outcome = 0.0
         correction = self._future(state, value, rollout) - self._expected_future(None, state, rng, value, rollout)
         for player, action in actions:
             before = state.clone(history=history, rng=state.rng)
+            if rollout is not None and rollout.replayed[player]:  # the copy makes the game's move, drawing as it did
+                replayed_action = rollout.agents[player].act(AgentInput.from_state(before, player))
+                if replayed_action != action:
+                    raise ValueError(
+                        f"{agents[player].spec or type(agents[player]).__name__} does not replay its game from "
+                        f"its generator (move {replayed_action}, the game's {action}): no replayed rollouts for it"
+                    )
             policy = policies[player]
             baseline: float | None = None
             if callable(policy):
@@ -786,15 +824,18 @@ class Reduction:
     rollouts: int = ROLLOUTS
     playouts: int = 1
     stand_ins: tuple[tuple[str, str], ...] = ()
+    replay: bool = False
 
     def __post_init__(self) -> None:
         if self.draws < 0 or self.rollouts < 0 or self.playouts < 1:
             raise ValueError(
                 f"draws and rollouts must be >= 0 and playouts >= 1, got {self.draws}, {self.rollouts}, {self.playouts}"
             )
-        if self.rollouts == 0 and (self.playouts > 1 or self.stand_ins):
-            what = "stand-ins" if self.stand_ins else "playouts"
+        if self.rollouts == 0 and (self.playouts > 1 or self.stand_ins or self.replay):
+            what = "stand-ins" if self.stand_ins else "replay" if self.replay else "playouts"
             raise ValueError(f"{what} shape the rollouts, which are off: give rollouts > 0")
+        if self.replay and self.draws > 0:
+            raise ValueError("replay and draws exclude each other: a replayed generator ties sampled terms to the move")
         agents = [agent for agent, _ in self.stand_ins]
         if len(set(agents)) < len(agents):
             twice = sorted({agent for agent in agents if agents.count(agent) > 1})
@@ -810,6 +851,7 @@ class Reduction:
             rollouts=self.rollouts,
             playouts=self.playouts,
             stand_ins=dict(self.stand_ins),
+            replay=self.replay,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -820,6 +862,7 @@ class Reduction:
             "rollouts": self.rollouts,
             "playouts": self.playouts,
             "stand_ins": dict(self.stand_ins),
+            "replay": self.replay,
         }
 
 
@@ -832,6 +875,8 @@ def describe_reduction(record: dict[str, Any]) -> str:
     if record.get("rollouts"):
         playouts = record.get("playouts", 1)
         parts.append(f"{record['rollouts']} rollouts" + (f" x {playouts} playouts" if playouts > 1 else ""))
+    if record.get("replay"):
+        parts.append("rollouts replay the generators")
     parts += [f"{stand_in} plays {agent}'s rollouts" for agent, stand_in in (record.get("stand_ins") or {}).items()]
     return ", ".join(parts)
 
@@ -852,12 +897,18 @@ class RoundRollout:
     generators from `rng`."""
 
     def __init__(
-        self, agents: Sequence[Agent], payoffs: RoundPayoffs, rng: np.random.Generator, playouts: int = 1
+        self,
+        agents: Sequence[Agent],
+        payoffs: RoundPayoffs,
+        rng: np.random.Generator,
+        playouts: int = 1,
+        replayed: Sequence[bool] = (False, False),
     ) -> None:
         self.agents = list(agents)
         self.payoffs = payoffs
         self.rng = rng
         self.playouts = playouts
+        self.replayed = tuple(replayed)
 
     def __call__(self, state: GameState) -> float:
         """Player_0's value of the rest of the game from `state`: the mean payoff of the
@@ -867,11 +918,16 @@ class RoundRollout:
 
     def _playout(self, state: GameState, payoff: np.ndarray) -> float:
         play = state.clone(rng=np.random.default_rng(0))  # no card is drawn before the round ends
+        agents = []
         for player, agent in enumerate(self.agents):
-            agent.reset(player, np.random.default_rng(int(self.rng.integers(2**63))))
+            if self.replayed[player]:  # its generator as the game left it: a copy draws what it drew
+                agents.append(copy.deepcopy(agent))
+            else:
+                agent.reset(player, np.random.default_rng(int(self.rng.integers(2**63))))
+                agents.append(agent)
         rounds = play.rounds_played
         while play.rounds_played == rounds and not play.is_over:
             player = play.to_act
-            apply_action(play, self.agents[player].act(AgentInput.from_state(play, player)), player)
+            apply_action(play, agents[player].act(AgentInput.from_state(play, player)), player)
         winner = play.last_round_winner
         return float(payoff[2 if winner is None else int(winner)])
