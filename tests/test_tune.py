@@ -359,6 +359,12 @@ def test_pruner_is_configurable():
             "objective: playouts shape the rollouts, which are off: give rollouts > 0",
         ),
         (
+            {"measure": "reduced_return", "replay": True},
+            TINY_TRIAL,
+            SPACE,
+            "objective: replayed generators shape the rollouts, which are off: give rollouts > 0",
+        ),
+        (
             {"measure": "reduced_return", "rollouts": 4, "stand_ins": {"counter": "planner"}},
             TINY_TRIAL,
             SPACE,
@@ -380,6 +386,7 @@ def test_pruner_is_configurable():
         "not-reduced",
         "rollouts-not-reduced",
         "playouts-without-rollouts",
+        "replay-without-rollouts",
         "stand-in-not-an-opponent",
         "stand-in-unknown",
         "unknown",
@@ -404,9 +411,9 @@ def test_the_reduction_reads_the_value_file_next_to_the_tune_file_or_the_shipped
     (tmp_path / "values").mkdir()
     (tmp_path / "values" / "mine.npz").write_bytes((MODELS / "value_default.npz").read_bytes())
     objective = {"measure": "reduced_return", "value_file": "values/mine.npz", "rollouts": 8, "playouts": 2}
-    given = load_tune(write_tune(tmp_path, objective={**objective, "stand_ins": {"random": "planner"}}))
+    given = load_tune(write_tune(tmp_path, objective={**objective, "stand_ins": {"random": "planner"}, "replay": True}))
     mine = str(tmp_path / "values" / "mine.npz")
-    assert given.reduction() == Reduction(mine, rollouts=8, playouts=2, stand_ins=(("random", "planner"),))
+    assert given.reduction() == Reduction(mine, rollouts=8, playouts=2, stand_ins=(("random", "planner"),), replay=True)
 
 
 def test_a_study_keeps_the_measure_its_trials_were_scored_by(tmp_path):

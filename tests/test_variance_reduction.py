@@ -21,6 +21,7 @@ from tacocat.analysis.agent_tables import agent_policy
 from tacocat.analysis.best_response import combine, policy_values
 from tacocat.analysis.store import load_tree
 from tacocat.cli.app import app
+from tacocat.evaluation.arena import agent_rngs
 from tacocat.evaluation.matches import deal_seed, match, play_deal
 from tacocat.evaluation.stats import mean_interval
 from tacocat.evaluation.variance import (
@@ -419,6 +420,66 @@ def test_rollouts_of_a_seeded_search_are_exact_and_the_estimate_unbiased():
     assert estimates[0] == estimates[1]
 
 
+def test_replayed_rollouts_keep_the_estimate_unbiased_and_remove_the_noise_of_fresh_ones():
+    """CoinPlanner (it samples, its probabilities unknown to the estimator) against planner on
+    tiny, in each seat, 4 rollouts per expectation: with `replay` its rollouts draw from its own
+    generator as the game left it, the exact expected return lies inside the reduced interval,
+    and the variance falls below 0.75 of that with fresh generators in the rollouts (measured
+    0.55 and 0.51), over the same games."""
+    tree = load_tree(TINY)
+    planner_rows = agent_policy(tree, "planner")
+    coin_rows = 0.5 * planner_rows + 0.5 * tree.uniform_policy()
+    exact = (
+        policy_values(tree, combine(tree, coin_rows, planner_rows))[0],
+        policy_values(tree, combine(tree, planner_rows, coin_rows))[1],
+    )
+    value = hand_value(TINY)
+    fresh, replayed = (
+        [play_deal(CoinPlanner(), PlannerAgent(), 0, k, TINY, reducer=reducer) for k in range(120)]
+        for reducer in (AIVAT(TINY, value, rollouts=4), AIVAT(TINY, value, rollouts=4, replay=True))
+    )
+    for seat in (0, 1):
+        reduced = np.array([d.a_reduced()[seat] for d in replayed])
+        _, low, high = mean_interval(reduced)
+        assert low <= exact[seat] <= high, (seat, exact[seat], low, high)
+        noisy = np.array([d.a_reduced()[seat] for d in fresh])
+        assert np.var(reduced) < 0.75 * np.var(noisy), (seat, np.var(reduced), np.var(noisy))
+
+
+def test_replay_needs_the_games_generators_and_refuses_an_agent_that_does_not_replay():
+    """A replayed agent's copy makes the game's moves again from the generators given: without
+    them, or with other generators (its moves then differ), one line; the agents that played
+    keep their generators, an agent with known probabilities or a stand-in is not replayed,
+    and the estimate reproduces."""
+    reducer = AIVAT(TINY, hand_value(TINY), rollouts=4, replay=True)
+    a, b = CoinPlanner(), PlannerAgent()
+    record = play_deal(a, b, 3, 0, TINY, keep_records=True).records[0]
+    seed = deal_seed(3, 0)
+    with pytest.raises(ValueError, match="replayed rollouts need the agents' generators"):
+        reducer.estimate(seed, record.actions, (a, b))
+    refused = 0
+    for other in range(8):
+        generators = (np.random.default_rng(100 + other), np.random.default_rng(0))
+        try:
+            reducer.estimate(seed, record.actions, (a, b), generators=generators)
+        except ValueError as err:
+            assert "CoinPlanner does not replay its game from its generator" in str(err)
+            assert "\n" not in str(err)
+            refused += 1
+    assert refused > 0
+    before = [agent.rng.bit_generator.state for agent in (a, b)]
+    first = reducer.estimate(seed, record.actions, (a, b), generators=agent_rngs(3, 0))
+    assert reducer.estimate(seed, record.actions, (a, b), generators=agent_rngs(3, 0)) == first
+    assert [agent.rng.bit_generator.state for agent in (a, b)] == before
+    random_record = play_deal(make_agent("random"), b, 3, 0, TINY, keep_records=True).records[0]
+    other_generators = (np.random.default_rng(7), np.random.default_rng(8))
+    reducer.estimate(seed, random_record.actions, (make_agent("random"), b), generators=other_generators)
+    counter = make_agent("counter")
+    counter_record = play_deal(counter, b, 3, 0, TINY, keep_records=True).records[0]
+    stand_in = AIVAT(TINY, hand_value(TINY), rollouts=4, replay=True, stand_ins={"counter": "planner"})
+    stand_in.estimate(seed, counter_record.actions, (counter, b), generators=other_generators)
+
+
 def test_a_reduction_refuses_options_that_do_not_fit_in_one_line():
     with pytest.raises(ValueError, match="playouts shape the rollouts, which are off"):
         Reduction("v.npz", playouts=4)
@@ -428,6 +489,11 @@ def test_a_reduction_refuses_options_that_do_not_fit_in_one_line():
         Reduction("v.npz", rollouts=4, stand_ins=(("random", "planner"), ("random", "highcard")))
     with pytest.raises(ValueError, match="draws and rollouts must be >= 0"):
         Reduction("v.npz", rollouts=-1)
+    with pytest.raises(ValueError, match="replayed generators shape the rollouts, which are off"):
+        Reduction("v.npz", replay=True)
+    with pytest.raises(ValueError, match="replay and draws exclude each other"):
+        Reduction("v.npz", rollouts=4, draws=2, replay=True)
+    assert "rollouts replay the generators" in describe_reduction(Reduction("v.npz", rollouts=4, replay=True).to_dict())
     with pytest.raises(ValueError, match="unknown agent 'nobody'"):
         AIVAT(TINY, hand_value(TINY), rollouts=4, stand_ins={"random": "nobody"})
     assert parse_stand_in("champion:deterministic=false@champion") == ("champion:deterministic=false", "champion")
@@ -441,7 +507,7 @@ def test_a_reduction_refuses_options_that_do_not_fit_in_one_line():
 
 
 def test_cli_match_takes_rollouts_and_stand_ins_and_refuses_them_without_a_reduction(tmp_path):
-    """--rollouts, --playouts and --stand-in reach the match and its JSON; given without
+    """--rollouts, --playouts, --stand-in and --replay reach the match and its JSON; given without
     --reduce, or a stand-in for an agent not in the match: one line, exit 2, nothing written."""
     rules = tmp_path / "trio_decided.yaml"
     rules.write_text(json.dumps(preset_config("trio_decided").model_dump(mode="json")))
@@ -454,8 +520,14 @@ def test_cli_match_takes_rollouts_and_stand_ins_and_refuses_them_without_a_reduc
     summary = json.loads(out.read_text())
     assert summary["reduction"]["rollouts"] == 4 and summary["reduction"]["stand_ins"] == {"random": "planner"}
     out.unlink()
+    replayed = runner.invoke(app, [*base, "--reduce", "--rollouts", "4", "--replay"])
+    assert replayed.exit_code == 0 and "4 rollouts, rollouts replay the generators" in replayed.output, replayed.output
+    assert json.loads(out.read_text())["reduction"]["replay"] is True
+    out.unlink()
     for extra, words in (
         (["--rollouts", "4"], "shapes the variance reduction, which is off"),
+        (["--replay"], "shapes the variance reduction, which is off"),
+        (["--reduce", "--replay"], "replayed generators shape the rollouts, which are off"),
         (["--stand-in", "random@planner", "--rollouts", "4"], "shapes the variance reduction, which is off"),
         (["--reduce", "--rollouts", "4", "--stand-in", "counter@planner"], "counter is not an opponent"),
         (["--reduce", "--rollouts", "4", "--stand-in", "random@nobody"], "unknown agent 'nobody'"),

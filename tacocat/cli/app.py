@@ -126,6 +126,13 @@ StandInOption = typer.Option(
     "champion:deterministic=false@champion (repeatable; AGENT: an opponent of the matches).",
 )
 
+ReplayOption = typer.Option(
+    False,
+    "--replay",
+    help="With --rollouts: an agent that samples with unknown probabilities (counter, search) plays its "
+    "rollouts from its own generator as the game left it (docs/EVALUATION.md).",
+)
+
 
 def _console() -> Console:
     return Console(soft_wrap=True)
@@ -278,19 +285,26 @@ def _reduction(
     rollouts: int = 0,
     playouts: int = 1,
     stand_ins: Sequence[str] | None = None,
+    replay: bool = False,
 ):
     """The variance reduction of a command's matches (`tacocat.evaluation.variance.Reduction`),
     None without --value or --reduce. The value file: --value (checked: one line if it does not
     fit the rules, or is seated for another pairing than `pairing`; None: games of several
     pairings), else with --reduce the shipped one for these rules and the pairing. --rollouts,
-    --playouts and --stand-in shape it (one line if given without it); a stand-in names one of
-    `opponents` and an agent that builds."""
+    --playouts, --stand-in and --replay shape it (one line if given without it); a stand-in names
+    one of `opponents` and an agent that builds."""
     from tacocat.agents.registry import make_agent
     from tacocat.evaluation.variance import Reduction, ValueFileError, parse_stand_in, resolve_value_file
 
     stand_ins = list(stand_ins or ())
     if value is None and not reduce:
-        shaping = "--stand-in" if stand_ins else "--playouts" if playouts > 1 else "--rollouts" if rollouts else None
+        given = {
+            "--stand-in": bool(stand_ins),
+            "--playouts": playouts > 1,
+            "--replay": replay,
+            "--rollouts": rollouts > 0,
+        }
+        shaping = next((flag for flag, on in given.items() if on), None)
         if shaping is not None:
             raise typer.BadParameter(
                 "it shapes the variance reduction, which is off: add --reduce or --value", param_hint=shaping
@@ -306,10 +320,10 @@ def _reduction(
         for agent, _ in pairs:
             if make_agent(agent).spec not in canonical:
                 raise ValueError(f"{agent} is not an opponent of these matches ({', '.join(opponents)})")
-        reduction = Reduction(str(value_file), rollouts=rollouts, playouts=playouts, stand_ins=pairs)
+        reduction = Reduction(str(value_file), rollouts=rollouts, playouts=playouts, stand_ins=pairs, replay=replay)
         reduction.estimator(cfg)  # every stand-in builds
     except ValueError as err:
-        hint = "--stand-in" if stand_ins else "--playouts"
+        hint = "--stand-in" if stand_ins else "--replay" if replay else "--playouts"
         raise typer.BadParameter(str(err), param_hint=hint) from None
     return reduction
 
@@ -336,6 +350,7 @@ def match_command(
     rollouts: int = RolloutsOption,
     playouts: int = PlayoutsOption,
     stand_in: list[str] | None = StandInOption,
+    replay: bool = ReplayOption,
 ) -> None:
     """Play a duplicate match between two agents and print the result."""
     from tacocat.evaluation.game_files import game_to_dict
@@ -347,7 +362,9 @@ def match_command(
     _check_agent(agent_b, "AGENT_B", cfg)
     _check_output_file(json_path, "--json")
     _check_output_file(save_games, "--save-games")
-    reduction = _reduction(value, reduce, cfg, (agent_a, agent_b), (agent_a, agent_b), rollouts, playouts, stand_in)
+    reduction = _reduction(
+        value, reduce, cfg, (agent_a, agent_b), (agent_a, agent_b), rollouts, playouts, stand_in, replay
+    )
     result = match(
         agent_a,
         agent_b,
@@ -641,6 +658,7 @@ def evaluate_command(
     rollouts: int = RolloutsOption,
     playouts: int = PlayoutsOption,
     stand_in: list[str] | None = StandInOption,
+    replay: bool = ReplayOption,
 ) -> None:
     """Evaluate a finished run's final policy against its config's eval.final (the ladder), as
     `tacocat train --evaluate` does; writes final_eval.json and final_eval.md into the run."""
@@ -653,7 +671,7 @@ def evaluate_command(
     if workers is not None:
         config = config.model_copy(update={"eval": config.eval.model_copy(update={"workers": workers})})
     opponents = [opponent.agent for opponent in config.eval.final]
-    reduction = _reduction(value, reduce, config.rules_config, opponents, None, rollouts, playouts, stand_in)
+    reduction = _reduction(value, reduce, config.rules_config, opponents, None, rollouts, playouts, stand_in, replay)
     rows = evaluate_run(run_dir, config, progress=progress, learner=policy.spec(run_dir), reduction=reduction)
     print_table(rows, f"{config.name} (seed {config.seed}, backend {config.backend}) vs the ladder, duplicate format")
     typer.echo(f"wrote {run_dir / 'final_eval.json'} and {run_dir / 'final_eval.md'}")
@@ -674,6 +692,7 @@ def compare_command(
     rollouts: int = RolloutsOption,
     playouts: int = PlayoutsOption,
     stand_in: list[str] | None = StandInOption,
+    replay: bool = ReplayOption,
 ) -> None:
     """Two runs' final policies against one opponent on the same deals: their win rates and
     mean returns, and the paired intervals of the differences (over deal pairs)."""
@@ -684,7 +703,7 @@ def compare_command(
     if out is not None:
         _check_output_dir(out, "--out")
     rules = load_run_config(run_a).rules_config
-    reduction = _reduction(value, reduce, rules, [opponent], None, rollouts, playouts, stand_in)
+    reduction = _reduction(value, reduce, rules, [opponent], None, rollouts, playouts, stand_in, replay)
     result = compare_runs(run_a, run_b, opponent, deal_pairs, seed, workers, progress=progress, reduction=reduction)
     text = markdown(result)
     typer.echo(text, nl=False)
@@ -745,6 +764,7 @@ def exploit_command(
     rollouts: int = RolloutsOption,
     playouts: int = PlayoutsOption,
     stand_in: list[str] | None = StandInOption,
+    replay: bool = ReplayOption,
 ) -> None:
     """A best response to the frozen AGENT, trained by the league on the batch engine: its win
     rate and expected return against AGENT, a lower bound on AGENT's exploitability (exploit.json)."""
@@ -770,7 +790,7 @@ def exploit_command(
     from tacocat.game.presets import preset_config
 
     rules = preset_config(preset or "default")
-    reduction = _reduction(value, reduce, rules, [agent], None, rollouts, playouts, stand_in)
+    reduction = _reduction(value, reduce, rules, [agent], None, rollouts, playouts, stand_in, replay)
     plan = plan_exploit(
         agent,
         steps=steps,

@@ -832,7 +832,7 @@ class Reduction:
                 f"draws and rollouts must be >= 0 and playouts >= 1, got {self.draws}, {self.rollouts}, {self.playouts}"
             )
         if self.rollouts == 0 and (self.playouts > 1 or self.stand_ins or self.replay):
-            what = "stand-ins" if self.stand_ins else "replay" if self.replay else "playouts"
+            what = "stand-ins" if self.stand_ins else "replayed generators" if self.replay else "playouts"
             raise ValueError(f"{what} shape the rollouts, which are off: give rollouts > 0")
         if self.replay and self.draws > 0:
             raise ValueError("replay and draws exclude each other: a replayed generator ties sampled terms to the move")

@@ -125,10 +125,17 @@ class ObjectiveConfig(_Strict):
         description="reduced_return: opponent spec -> the agent that plays its part in the rollouts (AIVAT.stand_ins)",
     )
 
+    replay: bool = Field(
+        default=False,
+        description="reduced_return: an opponent that samples with unknown probabilities plays its rollouts from "
+        "its own generator (AIVAT.replay)",
+    )
+
     @model_validator(mode="after")
     def _check(self) -> ObjectiveConfig:
         if self.measure != "reduced_return":
-            given = [key for key in ("value_file", "rollouts", "playouts", "stand_ins") if key in self.model_fields_set]
+            keys = ("value_file", "rollouts", "playouts", "stand_ins", "replay")
+            given = [key for key in keys if key in self.model_fields_set]
             if given:
                 raise ValueError(f"{given[0]} is read by measure reduced_return only, the measure is {self.measure}")
         return self
@@ -289,8 +296,8 @@ class TuneSetup:
     def reduction(self) -> Reduction | None:
         """The variance reduction of the objective's reduced return, None for another measure:
         `objective.value_file` (relative to the tune file) or the shipped one for the trials'
-        rules, with the objective's rollouts, playouts and stand-ins (each stand-in for one of
-        `eval.opponents`). ValueError, one line, where there is no file, it does not fit the
+        rules, with the objective's rollouts, playouts, stand-ins (each stand-in for one of
+        `eval.opponents`) and replay. ValueError, one line, where there is no file, it does not fit the
         rules, or an option does not fit."""
         from tacocat.evaluation.variance import Reduction, ValueFileError, resolve_value_file
 
@@ -316,6 +323,7 @@ class TuneSetup:
                 rollouts=objective.rollouts,
                 playouts=objective.playouts,
                 stand_ins=tuple(objective.stand_ins.items()),
+                replay=objective.replay,
             )
             reduction.estimator(experiment.rules_config)  # every stand-in spec builds
         except ValueError as err:
