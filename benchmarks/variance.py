@@ -17,7 +17,9 @@ default: uncorrected), recorded in the file. `--rollouts K`: past the replace ph
 played out by copies of the two agents, K rollouts per chance expectation (`AIVAT.rollouts`; 0,
 the default: the value file alone), with `--playouts P` playouts averaged per value where an
 agent samples (`AIVAT.playouts`), and `--stand-in AGENT@STAND_IN` (repeatable): STAND_IN plays
-AGENT's part in the rollouts (`AIVAT.stand_ins`), all recorded in the file. Prints a stamped
+AGENT's part in the rollouts (`AIVAT.stand_ins`), and `--replay`: an agent whose probabilities
+are unknown plays its rollouts from its own generator as the game left it (`AIVAT.replay`), all
+recorded in the file. Prints a stamped
 table and writes
 docs/results/variance.json.
 
