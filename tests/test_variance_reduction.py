@@ -224,6 +224,18 @@ class CoinPlanner(Agent):
         return int(self.rng.choice(inp.legal_actions))
 
 
+def coin_planner_exact_values() -> tuple[float, float]:
+    """CoinPlanner's exact expected return against planner on tiny, in seat 0 and in seat 1
+    (tabulated exactly: half planner, half uniform)."""
+    tree = load_tree(TINY)
+    planner_rows = agent_policy(tree, "planner")
+    coin_rows = 0.5 * planner_rows + 0.5 * tree.uniform_policy()
+    return (
+        policy_values(tree, combine(tree, coin_rows, planner_rows))[0],
+        policy_values(tree, combine(tree, planner_rows, coin_rows))[1],
+    )
+
+
 class PlannerDraws(AIVAT):
     """A deliberately biased variant: it draws the unknown agent's actions from planner
     instead of the agent itself, so its sampled baselines are wrong."""
@@ -238,13 +250,7 @@ def test_sampled_decision_terms_agree_with_the_exact_values_and_biased_draws_are
     enumerated tree (CoinPlanner tabulated exactly: half planner, half uniform) lies inside the
     reduced estimate's 95% interval; drawing from the wrong agent misses it."""
     assert policy_of(CoinPlanner()) == "unknown"
-    tree = load_tree(TINY)
-    planner_rows = agent_policy(tree, "planner")
-    coin_rows = 0.5 * planner_rows + 0.5 * tree.uniform_policy()
-    exact = (
-        policy_values(tree, combine(tree, coin_rows, planner_rows))[0],
-        policy_values(tree, combine(tree, planner_rows, coin_rows))[1],
-    )
+    exact = coin_planner_exact_values()
     value = hand_value(TINY)
     for reducer, inside in ((AIVAT(TINY, value, draws=4), True), (PlannerDraws(TINY, value, draws=4), False)):
         deals = [play_deal(CoinPlanner(), PlannerAgent(), 0, k, TINY, reducer=reducer) for k in range(120)]
@@ -426,13 +432,7 @@ def test_replayed_rollouts_keep_the_estimate_unbiased_and_remove_the_noise_of_fr
     generator as the game left it, the exact expected return lies inside the reduced interval,
     and the variance falls below 0.75 of that with fresh generators in the rollouts (measured
     0.55 and 0.51), over the same games."""
-    tree = load_tree(TINY)
-    planner_rows = agent_policy(tree, "planner")
-    coin_rows = 0.5 * planner_rows + 0.5 * tree.uniform_policy()
-    exact = (
-        policy_values(tree, combine(tree, coin_rows, planner_rows))[0],
-        policy_values(tree, combine(tree, planner_rows, coin_rows))[1],
-    )
+    exact = coin_planner_exact_values()
     value = hand_value(TINY)
     fresh, replayed = (
         [play_deal(CoinPlanner(), PlannerAgent(), 0, k, TINY, reducer=reducer) for k in range(120)]

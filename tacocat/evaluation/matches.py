@@ -311,22 +311,24 @@ def play_deal(
     """Play deal `deal` of a match seeded `seed` twice, seats swapped (see module docstring);
     with `reducer`, each game's return is also estimated with variance reduction."""
     dseed = deal_seed(seed, deal)
+
+    def seated_generators(a_seat: int) -> tuple[np.random.Generator, np.random.Generator]:
+        """Fresh, identical streams in both games, player_0's first."""
+        gen_a, gen_b = agent_rngs(seed, deal)
+        return (gen_a, gen_b) if a_seat == 0 else (gen_b, gen_a)
+
     outcomes = []
     records = []
     for a_seat in (0, 1):
-        gen_a, gen_b = agent_rngs(seed, deal)  # fresh, identical streams in both games
-        if a_seat == 0:
-            agents, gens = (agent_a, agent_b), (gen_a, gen_b)
-        else:
-            agents, gens = (agent_b, agent_a), (gen_b, gen_a)
+        agents = (agent_a, agent_b) if a_seat == 0 else (agent_b, agent_a)
+        gens = seated_generators(a_seat)
         record = play_game(agents, dseed, config=config, agent_generators=gens, keep_events=keep_records)
         return0 = record.returns[0]
-        if reducer is not None:
-            fresh_a, fresh_b = agent_rngs(seed, deal)  # the streams again, as the game began
-            fresh = (fresh_a, fresh_b) if a_seat == 0 else (fresh_b, fresh_a)
-            reduced0 = reducer.estimate(dseed, record.actions, agents, generators=fresh)[1]
-        else:
-            reduced0 = None
+        reduced0 = (  # the streams again, as the game began, for replayed rollouts
+            None
+            if reducer is None
+            else reducer.estimate(dseed, record.actions, agents, generators=seated_generators(a_seat))[1]
+        )
         outcomes.append(GameOutcome(record.winner, record.length, record.rounds, record.truncated, return0, reduced0))
         records.append(record)
     return DealResult(deal, dseed, (outcomes[0], outcomes[1]), (records[0], records[1]) if keep_records else None)
