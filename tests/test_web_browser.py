@@ -191,7 +191,19 @@ def test_an_illegal_move_cannot_be_sent(page):
     assert "not one of your legal moves" in page.text_content("#play .error")
     assert sent == [] and page.inner_html("#play .table") == table
     assert page.get_attribute("#play", "data-version") == "0"
-    page.locator("#play button.move").nth(1).dblclick()  # two clicks, one move: the buttons wait for the answer
+    # while a move waits for its answer, neither a second click nor a key sends another: the
+    # server's answer is held until both were tried (else it could arrive between two clicks)
+    held: list = []
+    page.route("**/move", lambda route: held.append(route))
+    page.locator("#play button.move").nth(1).dblclick()
+    page.wait_for_selector("#play[data-busy=true]")
+    page.locator("#play button.move").nth(1).click(force=True)  # force: Playwright would wait for it enabled
+    page.keyboard.press("1")
+    page.keyboard.press("Enter")  # the typed number plays now
+    page.wait_for_timeout(300)
+    assert len(held) == 1 and len(sent) == 1
+    held[0].continue_()
+    page.unroute("**/move")
     page.wait_for_selector("#play[data-version='1'][data-busy=false]")
     page.wait_for_timeout(200)
     assert len(sent) == 1 and page.get_attribute("#play", "data-version") == "1"
