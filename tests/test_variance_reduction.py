@@ -493,6 +493,11 @@ def test_a_reduction_refuses_options_that_do_not_fit_in_one_line():
         Reduction("v.npz", replay=True)
     with pytest.raises(ValueError, match="replay and draws exclude each other"):
         Reduction("v.npz", rollouts=4, draws=2, replay=True)
+    # the estimator itself refuses the same (one check for both)
+    with pytest.raises(ValueError, match="replay and draws exclude each other"):
+        AIVAT(TINY, hand_value(TINY), rollouts=4, draws=2, replay=True)
+    with pytest.raises(ValueError, match="stand-ins shape the rollouts, which are off"):
+        AIVAT(TINY, hand_value(TINY), stand_ins={"random": "planner"})
     assert "rollouts replay the generators" in describe_reduction(Reduction("v.npz", rollouts=4, replay=True).to_dict())
     with pytest.raises(ValueError, match="unknown agent 'nobody'"):
         AIVAT(TINY, hand_value(TINY), rollouts=4, stand_ins={"random": "nobody"})

@@ -515,6 +515,17 @@ DRAWS = 0
 ROLLOUTS = 0
 
 
+def check_options(draws: int, rollouts: int, playouts: int, stand_ins: bool, replay: bool) -> None:
+    """ValueError (one line) where the estimator's options do not fit together (`AIVAT`)."""
+    if draws < 0 or rollouts < 0 or playouts < 1:
+        raise ValueError(f"draws and rollouts must be >= 0 and playouts >= 1, got {draws}, {rollouts}, {playouts}")
+    if rollouts == 0 and (playouts > 1 or stand_ins or replay):
+        what = "stand-ins" if stand_ins else "replayed generators" if replay else "playouts"
+        raise ValueError(f"{what} shape the rollouts, which are off: give rollouts > 0")
+    if replay and draws > 0:
+        raise ValueError("replay and draws exclude each other: a replayed generator ties sampled terms to the move")
+
+
 def _uniform(inp: AgentInput) -> np.ndarray:
     mask = inp.action_mask.astype(float)
     return mask / mask.sum()
@@ -589,8 +600,7 @@ class AIVAT:
     ) -> None:
         if samples < 1 or max_outcomes < 1:
             raise ValueError(f"samples and max_outcomes must be >= 1, got {samples} and {max_outcomes}")
-        if draws < 0 or rollouts < 0 or playouts < 1:
-            raise ValueError(f"draws and rollouts must be >= 0 and playouts >= 1, got {draws}, {rollouts}, {playouts}")
+        check_options(draws, rollouts, playouts, bool(stand_ins), replay)
         self.rules = rules
         self.ruleset = compile_rules(rules)
         self.features = ValueFeatures(self.ruleset)
@@ -827,15 +837,7 @@ class Reduction:
     replay: bool = False
 
     def __post_init__(self) -> None:
-        if self.draws < 0 or self.rollouts < 0 or self.playouts < 1:
-            raise ValueError(
-                f"draws and rollouts must be >= 0 and playouts >= 1, got {self.draws}, {self.rollouts}, {self.playouts}"
-            )
-        if self.rollouts == 0 and (self.playouts > 1 or self.stand_ins or self.replay):
-            what = "stand-ins" if self.stand_ins else "replayed generators" if self.replay else "playouts"
-            raise ValueError(f"{what} shape the rollouts, which are off: give rollouts > 0")
-        if self.replay and self.draws > 0:
-            raise ValueError("replay and draws exclude each other: a replayed generator ties sampled terms to the move")
+        check_options(self.draws, self.rollouts, self.playouts, bool(self.stand_ins), self.replay)
         agents = [agent for agent, _ in self.stand_ins]
         if len(set(agents)) < len(agents):
             twice = sorted({agent for agent in agents if agents.count(agent) > 1})
