@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from tacocat.evaluation.matches import match
+from tacocat.evaluation.matches import MatchResult, match
 from tacocat.evaluation.variance import Reduction, parse_stand_in, shipped_value_file
 from tacocat.game.config import make_config
 from tacocat.stamp import describe, stamp
@@ -112,9 +112,7 @@ def run(
                 "value_file": value.name,
                 "deal_pairs": pairs,
                 "win_rate_a": result.win_rate_a,
-                "plain": [result.mean_return_a, *result.return_ci],
-                "reduced": [result.reduced_return_a, *result.reduced_ci],  # type: ignore[misc]
-                "variance_ratio": result.variance_ratio(),
+                **estimates(result),
                 "variance_ratio_ci95": list(ratio_interval(plain, reduced)),
                 "wall_s": round(time.perf_counter() - start, 1),
             }
@@ -130,6 +128,15 @@ def run(
         "value_files": used,
         "stamp": stamp(rules),
         "rows": rows,
+    }
+
+
+def estimates(result: MatchResult) -> dict[str, Any]:
+    """A reduced match's plain and reduced means with their paired intervals, and the variance ratio."""
+    return {
+        "plain": [result.mean_return_a, *result.return_ci],
+        "reduced": [result.reduced_return_a, *result.reduced_ci],  # type: ignore[misc]
+        "variance_ratio": result.variance_ratio(),
     }
 
 
@@ -184,9 +191,7 @@ def exact_check(preset: str, pairs: int, workers: int, seed: int, rollouts: int)
         "agent_b": "random",
         "deal_pairs": pairs,
         "exact": exact,
-        "plain": [result.mean_return_a, *result.return_ci],
-        "reduced": [result.reduced_return_a, *result.reduced_ci],  # type: ignore[misc]
-        "variance_ratio": result.variance_ratio(),
+        **estimates(result),
         "exact_inside_plain": result.return_ci[0] <= exact <= result.return_ci[1],
         "exact_inside_reduced": result.reduced_ci[0] <= exact <= result.reduced_ci[1],  # type: ignore[index]
     }
